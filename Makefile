@@ -1,0 +1,197 @@
+# cgbalance — plain Makefile with pkg-config.
+#
+#   make            build everything into build/
+#   make run        install missing Debian packages, build, run the daemon in the foreground
+#   make check      install missing packages, build, run every test (plain and sanitized build)
+#   make bench      build and run the benchmarks under bench/
+#   make fuzz       run each libFuzzer target for FUZZ_SECONDS (clang)
+#   make install    PREFIX=/usr/local DESTDIR=
+#   make analyze    cppcheck, fails on findings
+#   make format-check  clang-format, fails on differences
+#
+# WERROR=1 adds -Werror (CI sets it). BUILD=dir chooses the output directory; SANITIZE=1 builds with
+# AddressSanitizer and UndefinedBehaviorSanitizer.
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
+SYSCONFDIR ?= /etc
+DESTDIR ?=
+
+VERSION := 0.1.0
+CC ?= cc
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 30
+BUILD ?= build
+
+# Recursive (=) on purpose: evaluated when a recipe first needs them, i.e. after `deps` ran.
+PKGS := libcgroup numa hwloc libsystemd inih
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
+PKG_LIBS = $(shell pkg-config --libs $(PKGS))
+CRITERION_CFLAGS = $(shell pkg-config --cflags criterion)
+CRITERION_LIBS = $(shell pkg-config --libs criterion)
+
+WARNINGS := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wformat=2 -Wwrite-strings -Wconversion \
+	-Wmissing-prototypes -Wno-missing-field-initializers
+CFLAGS ?= -O2 -g
+ifeq ($(WERROR),1)
+WARNINGS += -Werror
+endif
+ifeq ($(SANITIZE),1)
+SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+endif
+ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(CFLAGS) $(SANFLAGS) -D_GNU_SOURCE \
+	-DCGBALANCE_VERSION='"$(VERSION)"' -Ilib $(PKG_CFLAGS) -MMD -MP
+ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
+
+LIB_SRCS := $(wildcard lib/*.c)
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+LIB_A := $(BUILD)/libcgbalance.a
+
+# daemon/ and loadgen/: one main per program; the other files are that program's modules,
+# archived so tests can link them too.
+DAEMON_MAINS := $(wildcard daemon/cgbalanced.c daemon/cgbalancectl.c)
+DAEMON_SRCS := $(filter-out $(DAEMON_MAINS),$(wildcard daemon/*.c))
+DAEMON_A := $(BUILD)/libdaemon.a
+LOADGEN_MAINS := $(wildcard loadgen/loadgen.c)
+LOADGEN_SRCS := $(filter-out $(LOADGEN_MAINS),$(wildcard loadgen/*.c))
+LOADGEN_A := $(BUILD)/libloadgen.a
+PROGRAMS := $(DAEMON_MAINS:daemon/%.c=$(BUILD)/%) $(LOADGEN_MAINS:loadgen/%.c=$(BUILD)/%)
+
+TEST_SUPPORT_SRCS := $(wildcard tests/support/*.c)
+TEST_SRCS := $(wildcard tests/test-*.c)
+TEST_BINS := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz-*.c)
+FUZZ_NAMES := $(FUZZ_SRCS:tests/fuzz/fuzz-%.c=%)
+REPLAY_BINS := $(FUZZ_NAMES:%=$(BUILD)/fuzz/replay-%)
+BENCH_SRCS := $(wildcard bench/bench-*.c)
+BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
+
+TEST_CFLAGS = -DFIXTURES_DIR='"$(CURDIR)/tests/fixtures"' -Itests/support $(CRITERION_CFLAGS)
+
+.PHONY: all deps run check test test-plain test-sanitize bench fuzz install clean analyze \
+	format-check format
+.DEFAULT_GOAL := all
+
+all: $(LIB_A) $(PROGRAMS)
+
+deps:
+	@scripts/install-deps
+
+# ---- library and programs
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(LIB_A): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+
+$(DAEMON_A): $(DAEMON_SRCS:%.c=$(BUILD)/%.o) | $(LIB_A)
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+
+$(LOADGEN_A): $(LOADGEN_SRCS:%.c=$(BUILD)/%.o) | $(LIB_A)
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+
+$(BUILD)/cgbalanced $(BUILD)/cgbalancectl: $(BUILD)/%: $(BUILD)/daemon/%.o $(DAEMON_A) $(LIB_A)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+
+$(BUILD)/loadgen: $(BUILD)/loadgen/loadgen.o $(LOADGEN_A) $(LIB_A)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+
+# ---- tests
+
+$(BUILD)/tests/%.o: tests/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(TEST_CFLAGS) -c -o $@ $<
+
+$(BUILD)/tests/test-%: $(BUILD)/tests/test-%.o $(TEST_SUPPORT_SRCS:tests/%.c=$(BUILD)/tests/%.o) \
+		$(DAEMON_A) $(LOADGEN_A) $(LIB_A)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) $(CRITERION_LIBS) -lm
+
+# The fuzz targets' corpora are replayed by a plain driver, so `make check` needs no libFuzzer.
+$(BUILD)/fuzz/replay-%: tests/fuzz/fuzz-%.c tests/fuzz/replay.c $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+
+test-plain: all $(TEST_BINS) $(REPLAY_BINS)
+	@tests/run-tests $(BUILD) "plain build"
+
+test-sanitize:
+	@$(MAKE) --no-print-directory BUILD=build/sanitize SANITIZE=1 test-plain
+
+# `test` runs what is built here; `check` is the newcomer's command: dependencies first.
+test: test-plain test-sanitize
+
+check: deps
+	@$(MAKE) --no-print-directory test
+
+run: deps
+	@$(MAKE) --no-print-directory all
+	$(BUILD)/cgbalanced $(RUN_ARGS)
+
+# ---- benchmarks and fuzzing
+
+$(BUILD)/bench/%: bench/%.c $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+
+bench: deps
+	@$(MAKE) --no-print-directory bench-run
+
+.PHONY: bench-run
+bench-run: $(BENCH_BINS)
+	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
+
+FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer -g -O1
+fuzz: deps
+	@$(MAKE) --no-print-directory fuzz-run
+
+.PHONY: fuzz-run
+fuzz-run:
+	@mkdir -p build/fuzz-libfuzzer
+	@set -e; for n in $(FUZZ_NAMES); do \
+		echo "== fuzz $$n for $(FUZZ_SECONDS) s"; \
+		$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -Ilib $(PKG_CFLAGS) $(FUZZ_FLAGS) \
+			-o build/fuzz-libfuzzer/fuzz-$$n tests/fuzz/fuzz-$$n.c lib/*.c $(PKG_LIBS) -lm; \
+		mkdir -p build/fuzz-libfuzzer/new-$$n; \
+		build/fuzz-libfuzzer/fuzz-$$n -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+			build/fuzz-libfuzzer/new-$$n tests/fuzz/corpus/$$n; \
+	done
+
+# ---- install
+
+install: all
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR)
+	@if [ -x $(BUILD)/cgbalanced ]; then install -m 0755 $(BUILD)/cgbalanced $(DESTDIR)$(SBINDIR)/; fi
+	@if [ -x $(BUILD)/cgbalancectl ]; then install -m 0755 $(BUILD)/cgbalancectl $(DESTDIR)$(BINDIR)/; fi
+	@if [ -x $(BUILD)/loadgen ]; then install -m 0755 $(BUILD)/loadgen $(DESTDIR)$(BINDIR)/; fi
+	@for m in $(wildcard man/*.[0-9]); do \
+		s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
+		install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
+
+# ---- hygiene
+
+SOURCES = $(wildcard lib/*.[ch] daemon/*.[ch] loadgen/*.[ch] tests/*.c tests/support/*.[ch] \
+	tests/fuzz/*.c bench/*.c)
+
+analyze:
+	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
+		--inline-suppr --std=c11 -D_GNU_SOURCE -D__GNUC__ --suppress=missingIncludeSystem \
+		-Ilib lib daemon loadgen
+
+format-check:
+	clang-format --dry-run --Werror $(SOURCES)
+
+format:
+	clang-format -i $(SOURCES)
+
+clean:
+	rm -rf build
+
+-include $(shell find build -name '*.d' 2>/dev/null)
+.SECONDARY:

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Small helpers every cgbalance module uses: cleanup attributes, ownership hand-off and array
+ * sizes. In the spirit of systemd's macro.h; libsystemd does not export these.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _unused_ __attribute__((unused))
+#define _printf_(a, b) __attribute__((format(printf, a, b)))
+#define _likely_(x) (__builtin_expect(!!(x), 1))
+#define _unlikely_(x) (__builtin_expect(!!(x), 0))
+
+#define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
+
+static inline void freep(void *p) {
+        free(*(void **) p);
+}
+
+static inline void closep(int *fd) {
+        if (*fd >= 0) {
+                int saved = errno;
+                (void) close(*fd);
+                errno = saved;
+        }
+}
+
+static inline void fclosep(FILE **f) {
+        if (*f)
+                (void) fclose(*f);
+}
+
+#define _cleanup_free_ _cleanup_(freep)
+#define _cleanup_close_ _cleanup_(closep)
+#define _cleanup_fclose_ _cleanup_(fclosep)
+
+/* Define a cleanup function for a type with an x_free() that accepts NULL. */
+#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func)                                                   \
+        static inline void func##p(type *p) {                                                      \
+                if (*p)                                                                            \
+                        func(*p);                                                                  \
+        }
+
+/* Hand ownership out of a _cleanup_ variable: *ret = TAKE_PTR(p); */
+#define TAKE_PTR(p)                                                                                \
+        ({                                                                                         \
+                __typeof__(p) _p_ = (p);                                                           \
+                (p) = NULL;                                                                        \
+                _p_;                                                                               \
+        })
+
+#define TAKE_FD(fd)                                                                                \
+        ({                                                                                         \
+                int _fd_ = (fd);                                                                   \
+                (fd) = -EBADF;                                                                     \
+                _fd_;                                                                              \
+        })
+
+/* Negative errno from a failed libc call, never 0 (a library that forgot errno gives -EIO). */
+static inline int negative_errno(void) {
+        return errno > 0 ? -errno : -EIO;
+}
+
+#define streq(a, b) (strcmp((a), (b)) == 0)
