@@ -122,7 +122,7 @@ test-plain: all $(TEST_BINS) $(REPLAY_BINS)
 	@tests/run-tests $(BUILD) "plain build"
 
 test-sanitize:
-	@$(MAKE) --no-print-directory BUILD=build/sanitize SANITIZE=1 test-plain
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)-sanitize SANITIZE=1 test-plain
 
 # `test` runs what is built here; `check` is the newcomer's command: dependencies first.
 test: test-plain test-sanitize
