@@ -24,6 +24,7 @@ CC ?= cc
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 30
 BUILD ?= build
+TEST_LABEL ?= plain build
 
 # Recursive (=) on purpose: evaluated when a recipe first needs them, i.e. after `deps` ran.
 PKGS := libcgroup numa hwloc libsystemd inih
@@ -119,10 +120,10 @@ $(BUILD)/fuzz/replay-%: tests/fuzz/fuzz-%.c tests/fuzz/replay.c $(LIB_A)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 
 test-plain: all $(TEST_BINS) $(REPLAY_BINS)
-	@tests/run-tests $(BUILD) "plain build"
+	@tests/run-tests $(BUILD) "$(TEST_LABEL)"
 
 test-sanitize:
-	@$(MAKE) --no-print-directory BUILD=$(BUILD)-sanitize SANITIZE=1 test-plain
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)-sanitize SANITIZE=1 TEST_LABEL="sanitized build" test-plain
 
 # `test` runs what is built here; `check` is the newcomer's command: dependencies first.
 test: test-plain test-sanitize
