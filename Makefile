@@ -117,7 +117,7 @@ $(BUILD)/tests/test-%: $(BUILD)/tests/test-%.o $(TEST_SUPPORT_SRCS:tests/%.c=$(B
 # The fuzz targets' corpora are replayed by a plain driver, so `make check` needs no libFuzzer.
 $(BUILD)/fuzz/replay-%: tests/fuzz/fuzz-%.c tests/fuzz/replay.c $(LIB_A)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(filter %.c %.a,$^) $(PKG_LIBS) -lm
 
 test-plain: all $(TEST_BINS) $(REPLAY_BINS)
 	@tests/run-tests $(BUILD) "$(TEST_LABEL)"
@@ -139,7 +139,7 @@ run: deps
 
 $(BUILD)/bench/%: bench/%.c $(LIB_A)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(filter %.c %.a,$^) $(PKG_LIBS) -lm
 
 bench: deps
 	@$(MAKE) --no-print-directory bench-run
