@@ -1,0 +1,1099 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "cgroup.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libcgroup.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "macro.h"
+
+/* Exported by libcgroup 2.0.2 but missing from its installed headers. */
+enum cg_version_t {
+        CGROUP_UNK = 0,
+        CGROUP_V1,
+        CGROUP_V2,
+};
+int cgroup_get_controller_version(const char *controller, enum cg_version_t *version);
+
+/* mountinfo of a large container host is some 100 KiB; beyond this it is not mountinfo. */
+#define MOUNTINFO_SIZE_MAX (16u * 1024 * 1024)
+/* cgroup control files we read (cpu.stat, cpuset.cpus, cgroup.procs of a mirror) */
+#define CONTROL_FILE_SIZE_MAX (1024u * 1024)
+
+static void lc_cgroup_freep(struct cgroup **cg) {
+        if (*cg)
+                cgroup_free(cg);
+}
+#define _cleanup_lc_cgroup_ _cleanup_(lc_cgroup_freep)
+
+/* ---- libcgroup errors */
+
+int cgroup_ecg_to_errno(int ecg) {
+        if (ecg == ECGOTHER) {
+                int e = cgroup_get_last_errno();
+
+                return e > 0 ? -e : -EIO;
+        }
+        switch (ecg) {
+        case 0: return 0;
+        case ECGROUPNOTEXIST:
+        case ECGROUPVALUENOTEXIST: return -ENOENT;
+        case ECGROUPNOTMOUNTED: return -ENOMEDIUM;
+        case ECGROUPNOTCOMPILED:
+        case ECGROUPSUBSYSNOTMOUNTED:
+        case ECGROUPUNSUPP: return -EOPNOTSUPP;
+        case ECGROUPNOTOWNER:
+        case ECGROUPNOTALLOWED: return -EPERM;
+        case ECGROUPNOTINITIALIZED: return -ENXIO;
+        case ECGINVAL: return -EINVAL;
+        case ECGMAXVALUESEXCEEDED: return -E2BIG;
+        case ECGCONTROLLEREXISTS:
+        case ECGVALUEEXISTS: return -EEXIST;
+        case ECGNONEMPTY: return -EBUSY;
+        default: return -EIO;
+        }
+}
+
+const char *cgroup_ecg_to_string(int ecg) {
+        /* cgroup_strerror() is right up to ECGMOUNTFAIL; above, its table is shifted by one. */
+        static const char *const above[] = {
+                [ECGEOF - ECGEOF] = "End of file or iterator",
+                [ECGCONFIGPARSEFAIL - ECGEOF] = "Failed to parse config file",
+                [ECGNAMESPACEPATHS - ECGEOF] = "Multiple paths for the same namespace",
+                [ECGNAMESPACECONTROLLER - ECGEOF] = "Controller in namespace does not exist",
+                [ECGMOUNTNAMESPACE - ECGEOF] = "Mount or namespace keyword missing in config",
+                [ECGROUPUNSUPP - ECGEOF] = "Not supported by this kernel",
+                [ECGCANTSETVALUE - ECGEOF] = "Value setting does not succeed",
+                [ECGNONEMPTY - ECGEOF] = "Failed to remove a non-empty group",
+        };
+
+        if (ecg >= ECGROUPNOTCOMPILED && ecg <= ECGMOUNTFAIL) {
+                const char *s = cgroup_strerror(ecg);
+
+                return s ? s : "Unknown libcgroup error";
+        }
+        if (ecg >= ECGEOF && ecg <= ECGNONEMPTY)
+                return above[ecg - ECGEOF];
+        return "Unknown libcgroup error";
+}
+
+/* Maps a libcgroup failure and says so at debug level, naming what failed. */
+static int lc_error(int ecg, const char *what, const char *group) {
+        int r = cgroup_ecg_to_errno(ecg);
+
+        if (r < 0)
+                log_debug("libcgroup: %s %s: %s (%d, errno %d)", what, group,
+                          cgroup_ecg_to_string(ecg), ecg, -r);
+        return r;
+}
+
+/* ---- paths and small files */
+
+const char *cgroup_mode_to_string(CgroupMode mode) {
+        static const char *const names[_CGROUP_MODE_MAX] = {
+                [CGROUP_MODE_NONE] = "none",
+                [CGROUP_MODE_V1] = "v1",
+                [CGROUP_MODE_HYBRID] = "hybrid",
+                [CGROUP_MODE_V2] = "v2",
+        };
+
+        if ((unsigned) mode >= _CGROUP_MODE_MAX)
+                return NULL;
+        return names[mode];
+}
+
+bool cgroup_path_is_valid(const char *path) {
+        if (!path)
+                return false;
+        if (!*path)
+                return true;
+        if (strlen(path) >= CGROUP_PATH_MAX)
+                return false;
+        for (const char *p = path;;) {
+                size_t n = strcspn(p, "/");
+
+                if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+                        return false;
+                for (size_t i = 0; i < n; i++)
+                        if ((unsigned char) p[i] < ' ' || p[i] == 0x7f)
+                                return false;
+                if (!p[n])
+                        return true;
+                p += n + 1;
+        }
+}
+
+static int check_group(const char *path, bool allow_root) {
+        if (!cgroup_path_is_valid(path) || (!allow_root && !*path))
+                return -EINVAL;
+        return 0;
+}
+
+/* base/group/file, any of group and file may be "" or NULL. -EOPNOTSUPP if base is "". */
+static int build_path(char **ret, const char *base, const char *group, const char *file) {
+        const char *sep1 = group && *group ? "/" : "", *sep2 = file && *file ? "/" : "";
+        char *p;
+
+        if (!*base)
+                return -EOPNOTSUPP;
+        if (asprintf(&p, "%s%s%s%s%s", base, sep1, group ? group : "", sep2, file ? file : "") < 0)
+                return -ENOMEM;
+        if (strlen(p) >= CGROUP_PATH_MAX) {
+                free(p);
+                return -ENAMETOOLONG;
+        }
+        *ret = p;
+        return 0;
+}
+
+/* The whole file, NUL-terminated. -EFBIG beyond max bytes, -EINVAL if it holds a NUL byte. */
+static int read_file(const char *path, size_t max, char **ret) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        _cleanup_free_ char *buf = NULL;
+        size_t n = 0, size = 0;
+
+        if (fd < 0)
+                return negative_errno();
+        for (;;) {
+                ssize_t k;
+
+                if (size - n < 2) {
+                        char *b;
+
+                        size = size ? size * 2 : 4096;
+                        b = realloc(buf, size);
+                        if (!b)
+                                return -ENOMEM;
+                        buf = b;
+                }
+                k = read(fd, buf + n, size - n - 1);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return negative_errno();
+                if (k == 0)
+                        break;
+                n += (size_t) k;
+                if (n > max)
+                        return -EFBIG;
+        }
+        if (memchr(buf, '\0', n))
+                return -EINVAL;
+        buf[n] = '\0';
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+/* One write() of text to an existing file: cgroupfs takes one value per write. */
+static int write_file(const char *path, const char *text) {
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY);
+        size_t n = strlen(text);
+        ssize_t k;
+
+        if (fd < 0)
+                return negative_errno();
+        k = write(fd, text, n);
+        if (k < 0)
+                return negative_errno();
+        return (size_t) k == n ? 0 : -EIO;
+}
+
+/* A decimal number alone on its line, as cgroupfs prints one. */
+static int parse_u64(const char *s, const char *end, uint64_t *ret) {
+        uint64_t v = 0;
+
+        if (s == end)
+                return -EINVAL;
+        for (; s < end; s++) {
+                unsigned d = (unsigned) (*s - '0');
+
+                if (*s < '0' || *s > '9')
+                        return -EINVAL;
+                if (v > (UINT64_MAX - d) / 10)
+                        return -ERANGE;
+                v = v * 10 + d;
+        }
+        *ret = v;
+        return 0;
+}
+
+static int read_u64_at(const char *base, const char *group, const char *file, uint64_t *ret) {
+        _cleanup_free_ char *path = NULL, *text = NULL;
+        size_t n;
+        int r;
+
+        r = build_path(&path, base, group, file);
+        if (r < 0)
+                return r;
+        r = read_file(path, CONTROL_FILE_SIZE_MAX, &text);
+        if (r < 0)
+                return r;
+        n = strlen(text);
+        if (n > 0 && text[n - 1] == '\n')
+                n--;
+        return parse_u64(text, text + n, ret);
+}
+
+/* 1 if base/group is a directory, 0 if it does not exist, else -errno. */
+static int group_exists(const char *base, const char *group) {
+        _cleanup_free_ char *path = NULL;
+        struct stat st;
+        int r;
+
+        if (!*base)
+                return 0;
+        r = build_path(&path, base, group, NULL);
+        if (r < 0)
+                return r;
+        if (stat(path, &st) < 0)
+                return errno == ENOENT ? 0 : negative_errno();
+        return S_ISDIR(st.st_mode) ? 1 : -ENOTDIR;
+}
+
+/* ---- layout */
+
+/* Copies a mountinfo field into buf, decoding the kernel's \ooo escapes (space, tab, newline,
+ * backslash). */
+static int unescape_field(const char *s, size_t n, char *buf, size_t size) {
+        size_t o = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                char c = s[i];
+
+                if (c == '\\' && i + 3 < n && s[i + 1] >= '0' && s[i + 1] <= '3' &&
+                    s[i + 2] >= '0' && s[i + 2] <= '7' && s[i + 3] >= '0' && s[i + 3] <= '7') {
+                        c = (char) ((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 +
+                                    (s[i + 3] - '0'));
+                        i += 3;
+                }
+                if (c == '\0' || o + 1 >= size)
+                        return c == '\0' ? -EINVAL : -ENAMETOOLONG;
+                buf[o++] = c;
+        }
+        buf[o] = '\0';
+        return 0;
+}
+
+/* root + mount point, into a layout path. A root of "/" or "" adds nothing. */
+static int set_mount_path(char *dst, const char *root, const char *field, size_t n) {
+        char mnt[CGROUP_PATH_MAX];
+        size_t rlen = root ? strlen(root) : 0;
+        int r;
+
+        while (rlen > 0 && root[rlen - 1] == '/')
+                rlen--;
+        r = unescape_field(field, n, mnt, sizeof mnt);
+        if (r < 0)
+                return r;
+        if (rlen + strlen(mnt) >= CGROUP_PATH_MAX)
+                return -ENAMETOOLONG;
+        memcpy(dst, root ? root : "", rlen);
+        strcpy(dst + rlen, mnt);
+        return 0;
+}
+
+/* Whether the separated list s of length n has word w. */
+static bool list_has(const char *s, size_t n, const char *seps, const char *w) {
+        size_t wl = strlen(w);
+
+        for (size_t i = 0; i < n;) {
+                size_t k = 0;
+
+                while (i + k < n && !strchr(seps, s[i + k]))
+                        k++;
+                if (k == wl && memcmp(s + i, w, wl) == 0)
+                        return true;
+                i += k + 1;
+        }
+        return false;
+}
+
+typedef struct Field {
+        const char *s;
+        size_t n;
+} Field;
+
+static bool field_is(Field f, const char *w) {
+        return f.n == strlen(w) && memcmp(f.s, w, f.n) == 0;
+}
+
+/* The mount point, file system type and super options of one mountinfo line [p, end):
+ * "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTIONS". */
+static int split_mountinfo_line(const char *p, const char *end, Field *mnt, Field *fstype,
+                                Field *superopts) {
+        Field f[32];
+        size_t n = 0, dash = 0;
+
+        while (p < end) {
+                const char *s = p;
+
+                while (p < end && *p != ' ')
+                        p++;
+                if (p == s || n == ELEMENTSOF(f))
+                        return -EINVAL;
+                f[n] = (Field){ s, (size_t) (p - s) };
+                if (n >= 6 && !dash && field_is(f[n], "-"))
+                        dash = n;
+                n++;
+                if (p < end)
+                        p++;
+        }
+        if (!dash || n != dash + 4)
+                return -EINVAL;
+        *mnt = f[4];
+        *fstype = f[dash + 1];
+        *superopts = f[dash + 3];
+        return 0;
+}
+
+/* Records the first mount of each controller and the first cgroup2 mount. */
+static int apply_mount(CgroupLayout *l, const char *root, Field mnt, Field fstype, Field opts) {
+        static const struct {
+                const char *name;
+                size_t offset;
+        } v1[] = {
+                { "cpu", offsetof(CgroupLayout, cpu_path) },
+                { "cpuacct", offsetof(CgroupLayout, cpuacct_path) },
+                { "cpuset", offsetof(CgroupLayout, cpuset_path) },
+        };
+
+        if (field_is(fstype, "cgroup2"))
+                return l->unified_path[0] ? 0 : set_mount_path(l->unified_path, root, mnt.s, mnt.n);
+        if (!field_is(fstype, "cgroup"))
+                return 0;
+        for (size_t i = 0; i < ELEMENTSOF(v1); i++) {
+                char *dst = (char *) l + v1[i].offset;
+                int r;
+
+                if (dst[0] || !list_has(opts.s, opts.n, ",", v1[i].name))
+                        continue;
+                r = set_mount_path(dst, root, mnt.s, mnt.n);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Sets the mode from what was found and keeps only the paths that mode uses. l holds the v1
+ * mounts and the cgroup2 mount; v2_cpu and v2_cpuset say which controllers the cgroup2 mount has.
+ */
+static void layout_finish(CgroupLayout *l, bool v2_cpu, bool v2_cpuset) {
+        if (l->cpu_path[0]) {
+                l->mode = l->unified_path[0] ? CGROUP_MODE_HYBRID : CGROUP_MODE_V1;
+                return;
+        }
+        if (!l->unified_path[0]) {
+                l->mode = CGROUP_MODE_NONE;
+                return;
+        }
+        l->mode = CGROUP_MODE_V2;
+        l->cpuacct_path[0] = '\0'; /* cpu.stat has the usage */
+        strcpy(l->cpu_path, v2_cpu ? l->unified_path : "");
+        strcpy(l->cpuset_path, v2_cpuset ? l->unified_path : "");
+}
+
+int cgroup_layout_parse(const char *mountinfo, const char *v2_controllers, const char *root,
+                        CgroupLayout *ret) {
+        CgroupLayout l = {};
+        const char *c = v2_controllers ? v2_controllers : "";
+
+        if (!mountinfo || !ret)
+                return -EINVAL;
+        for (const char *p = mountinfo; *p;) {
+                const char *end = strchrnul(p, '\n');
+                Field mnt, fstype, opts;
+                int r;
+
+                if (end > p) {
+                        r = split_mountinfo_line(p, end, &mnt, &fstype, &opts);
+                        if (r < 0)
+                                return r;
+                        r = apply_mount(&l, root, mnt, fstype, opts);
+                        if (r < 0)
+                                return r;
+                }
+                p = *end ? end + 1 : end;
+        }
+        layout_finish(&l, list_has(c, strlen(c), " \n", "cpu"),
+                      list_has(c, strlen(c), " \n", "cpuset"));
+        *ret = l;
+        return 0;
+}
+
+int cgroup_layout_load_at(const char *root, CgroupLayout *ret) {
+        _cleanup_free_ char *mi_path = NULL, *mi = NULL, *ctl_path = NULL, *ctl = NULL;
+        CgroupLayout l;
+        int r;
+
+        if (!ret)
+                return -EINVAL;
+        if (asprintf(&mi_path, "%s/proc/self/mountinfo", root ? root : "") < 0)
+                return -ENOMEM;
+        r = read_file(mi_path, MOUNTINFO_SIZE_MAX, &mi);
+        if (r < 0)
+                return r;
+        /* First pass: where the cgroup2 mount is, to read which controllers it has. */
+        r = cgroup_layout_parse(mi, NULL, root, &l);
+        if (r < 0)
+                return r;
+        if (l.unified_path[0]) {
+                r = build_path(&ctl_path, l.unified_path, NULL, "cgroup.controllers");
+                if (r < 0)
+                        return r;
+                r = read_file(ctl_path, CONTROL_FILE_SIZE_MAX, &ctl);
+                if (r < 0 && r != -ENOENT)
+                        return r;
+                r = cgroup_layout_parse(mi, ctl, root, &l);
+                if (r < 0)
+                        return r;
+        }
+        *ret = l;
+        return 0;
+}
+
+/* Where libcgroup has controller mounted: 1 and its version, 0 if nowhere. */
+static int lc_mount_point(const char *controller, char *buf, enum cg_version_t *ret_version) {
+        _cleanup_free_ char *mp = NULL;
+        enum cg_version_t v = CGROUP_UNK;
+        int r;
+
+        r = cgroup_get_subsys_mount_point(controller, &mp);
+        if (r == ECGROUPNOTEXIST || r == ECGROUPSUBSYSNOTMOUNTED)
+                return 0;
+        if (r != 0)
+                return lc_error(r, "mount point of", controller);
+        r = cgroup_get_controller_version(controller, &v);
+        if (r != 0)
+                return lc_error(r, "version of", controller);
+        if (!mp || strlen(mp) >= CGROUP_PATH_MAX)
+                return -ENAMETOOLONG;
+        strcpy(buf, mp);
+        *ret_version = v;
+        return 1;
+}
+
+/* Fills the v1 path of controller, or flags it as present on the cgroup2 mount (on_v2 may be
+ * NULL for a controller that has no v2 form). */
+static int detect_controller(const char *controller, char *v1_path, bool *on_v2) {
+        char mp[CGROUP_PATH_MAX];
+        enum cg_version_t v = CGROUP_UNK;
+        int r = lc_mount_point(controller, mp, &v);
+
+        if (r <= 0)
+                return r;
+        if (v == CGROUP_V1)
+                strcpy(v1_path, mp);
+        else if (v == CGROUP_V2 && on_v2)
+                *on_v2 = true;
+        return 0;
+}
+
+int cgroup_layout_detect(CgroupLayout *ret) {
+        CgroupLayout l = {}, mi;
+        bool cpu_v2 = false, cpuset_v2 = false;
+        int r;
+
+        if (!ret)
+                return -EINVAL;
+        /* libcgroup lists mounts by controller: an empty cgroup2 mount is only in mountinfo. */
+        r = cgroup_layout_load_at(NULL, &mi);
+        if (r < 0)
+                return r;
+        strcpy(l.unified_path, mi.unified_path);
+        r = cgroup_init();
+        if (r != 0 && r != ECGROUPNOTMOUNTED)
+                return lc_error(r, "init", "");
+        if (r == 0) {
+                r = detect_controller("cpu", l.cpu_path, &cpu_v2);
+                if (r >= 0)
+                        r = detect_controller("cpuacct", l.cpuacct_path, NULL);
+                if (r >= 0)
+                        r = detect_controller("cpuset", l.cpuset_path, &cpuset_v2);
+                if (r < 0)
+                        return r;
+        }
+        layout_finish(&l, cpu_v2, cpuset_v2);
+        *ret = l;
+        return 0;
+}
+
+/* ---- weight conversion */
+
+static uint64_t clamp_u64(uint64_t v, uint64_t lo, uint64_t hi) {
+        return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* The kernel's DIV_ROUND_CLOSEST_ULL(): rounding, not truncating, lets weights survive a round
+ * trip through shares. */
+static uint64_t div_round_closest(uint64_t a, uint64_t b) {
+        return (a + b / 2) / b;
+}
+
+uint64_t cgroup_weight_to_shares(uint64_t weight) {
+        uint64_t w = clamp_u64(weight, CGROUP_WEIGHT_MIN, CGROUP_WEIGHT_MAX);
+
+        return clamp_u64(div_round_closest(w * CGROUP_SHARES_DEFAULT, CGROUP_WEIGHT_DEFAULT),
+                         CGROUP_SHARES_MIN, CGROUP_SHARES_MAX);
+}
+
+uint64_t cgroup_shares_to_weight(uint64_t shares) {
+        uint64_t s = clamp_u64(shares, CGROUP_SHARES_MIN, CGROUP_SHARES_MAX);
+
+        return clamp_u64(div_round_closest(s * CGROUP_WEIGHT_DEFAULT, CGROUP_SHARES_DEFAULT),
+                         CGROUP_WEIGHT_MIN, CGROUP_WEIGHT_MAX);
+}
+
+/* ---- writing through libcgroup */
+
+typedef struct Hierarchy {
+        const char *controller;
+        const char *base;
+} Hierarchy;
+
+/*
+ * The hierarchies libcgroup handles for us, cpuset first: v1 writes a moved task to each in turn
+ * and stops at the first refusal, and the cpuset is the one that refuses (empty cpus or mems).
+ * unique: one entry per mount, for deleting and moving (cpu and cpuacct may be co-mounted, and
+ * on v2 all are the same directory).
+ */
+static size_t lc_hierarchies(const CgroupLayout *l, bool unique, Hierarchy out[static 3]) {
+        const Hierarchy all[] = {
+                { "cpuset", l->cpuset_path },
+                { "cpu", l->cpu_path },
+                { "cpuacct", l->cpuacct_path },
+        };
+        size_t n = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(all); i++) {
+                bool dup = false;
+
+                if (!all[i].base[0])
+                        continue;
+                for (size_t j = 0; unique && j < n; j++)
+                        dup = dup || streq(out[j].base, all[i].base);
+                if (!dup)
+                        out[n++] = all[i];
+        }
+        return n;
+}
+
+/* The cgroup2 directories libcgroup cannot make, as it only knows the cgroup2 mount through
+ * controllers: the hybrid mirror, or every group of a v2 mount offering neither cpu nor cpuset. */
+static bool unified_by_hand(const CgroupLayout *l) {
+        return l->mode == CGROUP_MODE_HYBRID ||
+               (l->mode == CGROUP_MODE_V2 && !l->cpu_path[0] && !l->cpuset_path[0]);
+}
+
+static int lc_new(const char *group, const Hierarchy *h, size_t n, struct cgroup **ret) {
+        _cleanup_lc_cgroup_ struct cgroup *cg = cgroup_new_cgroup(*group ? group : "/");
+
+        if (!cg)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                if (!cgroup_add_controller(cg, h[i].controller))
+                        return -ENOMEM;
+        *ret = TAKE_PTR(cg);
+        return 0;
+}
+
+/*
+ * libcgroup reports any failure to open a control file for writing as ECGROUPVALUENOTEXIST and
+ * drops errno; ask the file system what is wrong (no group, read-only cgroupfs, permission).
+ */
+static int explain_write_failure(const char *base, const char *group, const char *file) {
+        _cleanup_free_ char *path = NULL;
+        int r = build_path(&path, base, group, file);
+
+        if (r < 0)
+                return r;
+        if (access(path, W_OK) < 0)
+                return negative_errno();
+        return -EIO;
+}
+
+/* Writes n control values of one controller of group through libcgroup, in order. */
+static int lc_write(const char *base, const char *controller, const char *group, size_t n,
+                    const char *const names[], const char *const values[]) {
+        _cleanup_lc_cgroup_ struct cgroup *cg = NULL;
+        struct cgroup_controller *c;
+        int r;
+
+        r = lc_new(group, &(Hierarchy){ controller, base }, 1, &cg);
+        if (r < 0)
+                return r;
+        c = cgroup_get_controller(cg, controller);
+        for (size_t i = 0; i < n; i++) {
+                r = cgroup_add_value_string(c, names[i], values[i]);
+                if (r != 0)
+                        return lc_error(r, "add value to", group);
+        }
+        r = cgroup_modify_cgroup(cg);
+        if (r == ECGROUPVALUENOTEXIST)
+                for (size_t i = 0; i < n; i++) {
+                        int e = explain_write_failure(base, group, names[i]);
+
+                        if (e != -EIO)
+                                return e;
+                }
+        return lc_error(r, "modify", group);
+}
+
+/* ---- weight and cpuset */
+
+static bool weight_is_v2(const CgroupLayout *l) {
+        return l->mode == CGROUP_MODE_V2;
+}
+
+int cgroup_set_cpu_weight_native(const CgroupLayout *l, const char *path, uint64_t native) {
+        bool v2 = weight_is_v2(l);
+        const char *name = v2 ? "cpu.weight" : "cpu.shares";
+        char value[32];
+        int r;
+
+        r = check_group(path, true);
+        if (r < 0)
+                return r;
+        if (!l->cpu_path[0])
+                return -EOPNOTSUPP;
+        if (v2 ? native < CGROUP_WEIGHT_MIN || native > CGROUP_WEIGHT_MAX
+               : native < CGROUP_SHARES_MIN || native > CGROUP_SHARES_MAX)
+                return -ERANGE;
+        (void) snprintf(value, sizeof value, "%" PRIu64, native);
+        return lc_write(l->cpu_path, "cpu", path, 1, &name, (const char *const[]){ value });
+}
+
+int cgroup_set_cpu_weight(const CgroupLayout *l, const char *path, uint64_t weight) {
+        if (weight < CGROUP_WEIGHT_MIN || weight > CGROUP_WEIGHT_MAX)
+                return -ERANGE;
+        if (!weight_is_v2(l))
+                weight = cgroup_weight_to_shares(weight);
+        return cgroup_set_cpu_weight_native(l, path, weight);
+}
+
+int cgroup_get_cpu_weight_native(const CgroupLayout *l, const char *path, uint64_t *ret_native) {
+        int r = check_group(path, true);
+
+        if (r < 0)
+                return r;
+        if (!ret_native)
+                return -EINVAL;
+        if (!l->cpu_path[0])
+                return -EOPNOTSUPP;
+        return read_u64_at(l->cpu_path, path, weight_is_v2(l) ? "cpu.weight" : "cpu.shares",
+                           ret_native);
+}
+
+int cgroup_get_cpu_weight(const CgroupLayout *l, const char *path, uint64_t *ret_weight) {
+        uint64_t v;
+        int r = cgroup_get_cpu_weight_native(l, path, ret_weight ? &v : NULL);
+
+        if (r < 0)
+                return r;
+        *ret_weight = weight_is_v2(l) ? v : cgroup_shares_to_weight(v);
+        return 0;
+}
+
+int cgroup_set_cpuset(const CgroupLayout *l, const char *path, const CpuMask *cpus,
+                      const CpuMask *mems) {
+        static const char *const names[] = { "cpuset.cpus", "cpuset.mems" };
+        _cleanup_free_ char *c = NULL, *m = NULL;
+        int r;
+
+        r = check_group(path, true);
+        if (r < 0)
+                return r;
+        if (!cpus || cpumask_is_empty(cpus) || (mems && cpumask_is_empty(mems)))
+                return -EINVAL;
+        if (!l->cpuset_path[0])
+                return -EOPNOTSUPP;
+        r = cpumask_format(cpus, &c);
+        if (r >= 0 && mems)
+                r = cpumask_format(mems, &m);
+        if (r < 0)
+                return r;
+        return lc_write(l->cpuset_path, "cpuset", path, mems ? 2 : 1, names,
+                        (const char *const[]){ c, m });
+}
+
+/* ---- create and remove */
+
+/* The parent of a non-root group: "" for a top-level one. */
+static char *parent_of(const char *group) {
+        const char *slash = strrchr(group, '/');
+
+        return strndup(group, slash ? (size_t) (slash - group) : 0);
+}
+
+/* A new v1 cpuset group starts with empty cpus and mems, which refuse tasks: give it the
+ * parent's, as cgroup.clone_children would. */
+static int add_parent_cpuset(const CgroupLayout *l, const char *group, struct cgroup *cg) {
+        static const char *const names[] = { "cpuset.cpus", "cpuset.mems" };
+        struct cgroup_controller *c = cgroup_get_controller(cg, "cpuset");
+        _cleanup_free_ char *parent = parent_of(group);
+
+        if (!parent || !c)
+                return -ENOMEM;
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                _cleanup_free_ char *path = NULL, *value = NULL;
+                int r;
+
+                r = build_path(&path, l->cpuset_path, parent, names[i]);
+                if (r >= 0)
+                        r = read_file(path, CONTROL_FILE_SIZE_MAX, &value);
+                if (r < 0)
+                        return r;
+                value[strcspn(value, "\n")] = '\0';
+                if (!*value)
+                        continue;
+                r = cgroup_add_value_string(c, names[i], value);
+                if (r != 0)
+                        return lc_error(r, "add value to", group);
+        }
+        return 0;
+}
+
+static int unified_mkdir(const CgroupLayout *l, const char *group) {
+        _cleanup_free_ char *path = NULL;
+        int r = build_path(&path, l->unified_path, group, NULL);
+
+        if (r < 0)
+                return r;
+        if (mkdir(path, 0755) < 0 && errno != EEXIST)
+                return negative_errno();
+        return 0;
+}
+
+/* Creates one group whose parent exists. */
+static int create_one(const CgroupLayout *l, const char *group) {
+        _cleanup_lc_cgroup_ struct cgroup *cg = NULL;
+        Hierarchy h[3];
+        size_t n = lc_hierarchies(l, /* unique= */ false, h);
+        int r;
+
+        if (n > 0) {
+                r = lc_new(group, h, n, &cg);
+                if (r < 0)
+                        return r;
+                if (l->mode != CGROUP_MODE_V2 && l->cpuset_path[0]) {
+                        r = group_exists(l->cpuset_path, group);
+                        if (r == 0)
+                                r = add_parent_cpuset(l, group, cg);
+                        if (r < 0)
+                                return r;
+                }
+                r = cgroup_create_cgroup(cg, /* ignore_ownership= */ 0);
+                if (r != 0)
+                        return lc_error(r, "create", group);
+        }
+        if (unified_by_hand(l))
+                return unified_mkdir(l, group);
+        return 0;
+}
+
+int cgroup_create(const CgroupLayout *l, const char *path) {
+        _cleanup_free_ char *p = NULL;
+        int r = check_group(path, false);
+
+        if (r < 0)
+                return r;
+        if (l->mode == CGROUP_MODE_NONE)
+                return -EOPNOTSUPP;
+        p = strdup(path);
+        if (!p)
+                return -ENOMEM;
+        /* One level at a time, so each new parent gets its cpuset too. */
+        for (char *s = p;;) {
+                char *slash = strchr(s, '/');
+
+                if (slash)
+                        *slash = '\0';
+                r = create_one(l, p);
+                if (r < 0 || !slash)
+                        return r;
+                *slash = '/';
+                s = slash + 1;
+        }
+}
+
+/* 1 if base/group has a child group, 0 if not, -ENOENT if the group does not exist. */
+static int has_children(const char *base, const char *group) {
+        _cleanup_free_ char *path = NULL;
+        struct dirent *de;
+        DIR *d;
+        int r = build_path(&path, base, group, NULL);
+
+        if (r < 0)
+                return r;
+        d = opendir(path);
+        if (!d)
+                return negative_errno();
+        r = 0;
+        while (r == 0 && (de = readdir(d))) {
+                struct stat st;
+
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                if (de->d_type == DT_DIR)
+                        r = 1;
+                else if (de->d_type == DT_UNKNOWN &&
+                         fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+                        r = S_ISDIR(st.st_mode);
+        }
+        closedir(d);
+        return r;
+}
+
+/* The bases where the group lives, libcgroup's then the cgroup2 directory made by hand. */
+static size_t group_bases(const CgroupLayout *l, Hierarchy out[static 4]) {
+        size_t n = lc_hierarchies(l, /* unique= */ true, out);
+
+        if (unified_by_hand(l))
+                out[n++] = (Hierarchy){ NULL, l->unified_path };
+        return n;
+}
+
+/*
+ * Moves the processes in a cgroup2 group to its parent. A tiny cgroup.procs reader of our own:
+ * lib/proc has the general one, and this file stays independent of it.
+ */
+static int unified_move_to_parent(const char *dir, const char *parent) {
+        _cleanup_free_ char *procs = NULL, *text = NULL, *dst = NULL;
+        int r;
+
+        r = build_path(&procs, dir, NULL, "cgroup.procs");
+        if (r >= 0)
+                r = build_path(&dst, parent, NULL, "cgroup.procs");
+        if (r >= 0)
+                r = read_file(procs, CONTROL_FILE_SIZE_MAX, &text);
+        if (r < 0)
+                return r;
+        for (char *p = text; *p;) {
+                char *end = strchrnul(p, '\n');
+                bool last = !*end;
+                uint64_t pid;
+
+                if (parse_u64(p, end, &pid) < 0 || pid == 0 || pid > INT32_MAX)
+                        return -EINVAL;
+                *end = '\0';
+                r = write_file(dst, p);
+                if (r < 0 && r != -ESRCH) /* ESRCH: it exited meanwhile */
+                        return r;
+                p = last ? end : end + 1;
+        }
+        return 0;
+}
+
+static int unified_remove(const CgroupLayout *l, const char *group) {
+        _cleanup_free_ char *dir = NULL, *parent = NULL, *pgroup = parent_of(group);
+        int r;
+
+        if (!pgroup)
+                return -ENOMEM;
+        r = build_path(&dir, l->unified_path, group, NULL);
+        if (r >= 0)
+                r = build_path(&parent, l->unified_path, pgroup, NULL);
+        if (r < 0)
+                return r;
+        /* A process forking meanwhile lands in the group again: try a few times. */
+        for (int i = 0; i < 3; i++) {
+                r = unified_move_to_parent(dir, parent);
+                if (r < 0)
+                        return r;
+                if (rmdir(dir) >= 0)
+                        return 0;
+                if (errno != EBUSY)
+                        return negative_errno();
+        }
+        return -EBUSY;
+}
+
+int cgroup_remove(const CgroupLayout *l, const char *path) {
+        _cleanup_lc_cgroup_ struct cgroup *cg = NULL;
+        Hierarchy b[4], h[3];
+        size_t nb, nh = 0;
+        bool found = false;
+        int r = check_group(path, false);
+
+        if (r < 0)
+                return r;
+        nb = group_bases(l, b);
+        if (nb == 0)
+                return -EOPNOTSUPP;
+        /* libcgroup deletes hierarchy by hierarchy and goes on after a failure: refuse up front
+         * what would fail, rather than leave the group half removed. */
+        for (size_t i = 0; i < nb; i++) {
+                r = has_children(b[i].base, path);
+                if (r == -ENOENT)
+                        continue;
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        return -EBUSY;
+                found = true;
+                if (b[i].controller)
+                        h[nh++] = b[i];
+        }
+        if (!found)
+                return -ENOENT;
+        if (nh > 0) {
+                r = lc_new(path, h, nh, &cg);
+                if (r < 0)
+                        return r;
+                /* moves the tasks to the parent, then removes */
+                r = cgroup_delete_cgroup(cg, /* ignore_migration= */ 0);
+                if (r != 0)
+                        return lc_error(r, "delete", path);
+        }
+        if (unified_by_hand(l)) {
+                r = unified_remove(l, path);
+                if (r < 0 && r != -ENOENT)
+                        return r;
+        }
+        return 0;
+}
+
+/* ---- moving tasks */
+
+int cgroup_attach_tid(const CgroupLayout *l, const char *path, pid_t tid) {
+        _cleanup_lc_cgroup_ struct cgroup *cg = NULL;
+        Hierarchy h[3];
+        size_t n;
+        int r = check_group(path, true);
+
+        if (r < 0)
+                return r;
+        if (tid <= 0)
+                return -EINVAL;
+        n = lc_hierarchies(l, /* unique= */ true, h);
+        if (l->mode == CGROUP_MODE_V2 || n == 0)
+                return -EOPNOTSUPP;
+        r = lc_new(path, h, n, &cg);
+        if (r < 0)
+                return r;
+        r = cgroup_attach_task_pid(cg, tid);
+        return lc_error(r, "attach to", path);
+}
+
+int cgroup_attach_pid(const CgroupLayout *l, const char *path, pid_t pid) {
+        Hierarchy b[4];
+        size_t n;
+        char text[16];
+        int r = check_group(path, true);
+
+        if (r < 0)
+                return r;
+        if (pid <= 0)
+                return -EINVAL;
+        if (l->mode == CGROUP_MODE_V2)
+                b[0] = (Hierarchy){ NULL, l->unified_path }, n = 1;
+        else
+                n = group_bases(l, b);
+        if (n == 0)
+                return -EOPNOTSUPP;
+        (void) snprintf(text, sizeof text, "%d", (int) pid);
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *procs = NULL;
+
+                /* A hybrid group made by someone else may lack its mirror: no pressure then. */
+                if (!b[i].controller && l->mode == CGROUP_MODE_HYBRID) {
+                        r = group_exists(b[i].base, path);
+                        if (r < 0)
+                                return r;
+                        if (r == 0)
+                                continue;
+                }
+                r = build_path(&procs, b[i].base, path, "cgroup.procs");
+                if (r >= 0)
+                        r = write_file(procs, text);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* ---- reading usage and pressure */
+
+/* The usage_usec line of a v2 cpu.stat. */
+static int parse_cpu_stat_usage(const char *text, uint64_t *ret) {
+        static const char key[] = "usage_usec ";
+        bool found = false;
+        uint64_t v = 0;
+
+        for (const char *p = text; *p;) {
+                const char *end = strchrnul(p, '\n');
+
+                if ((size_t) (end - p) >= strlen(key) && memcmp(p, key, strlen(key)) == 0) {
+                        int r = parse_u64(p + strlen(key), end, &v);
+
+                        if (r < 0 || found)
+                                return r < 0 ? r : -EINVAL;
+                        found = true;
+                }
+                p = *end ? end + 1 : end;
+        }
+        if (!found)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+int cgroup_read_usage(const CgroupLayout *l, const char *path, uint64_t *ret_usage_usec) {
+        _cleanup_free_ char *file = NULL, *text = NULL;
+        uint64_t v;
+        int r = check_group(path, true);
+
+        if (r < 0)
+                return r;
+        if (!ret_usage_usec)
+                return -EINVAL;
+        if (l->mode != CGROUP_MODE_V2) {
+                if (!l->cpuacct_path[0])
+                        return -EOPNOTSUPP;
+                r = read_u64_at(l->cpuacct_path, path, "cpuacct.usage", &v);
+                if (r < 0)
+                        return r;
+                *ret_usage_usec = v / 1000;
+                return 0;
+        }
+        r = build_path(&file, l->unified_path, path, "cpu.stat");
+        if (r >= 0)
+                r = read_file(file, CONTROL_FILE_SIZE_MAX, &text);
+        if (r >= 0)
+                r = parse_cpu_stat_usage(text, &v);
+        if (r < 0)
+                return r;
+        *ret_usage_usec = v;
+        return 0;
+}
+
+int cgroup_read_pressure(const CgroupLayout *l, const char *path, const char *resource,
+                         PsiStats *ret) {
+        _cleanup_free_ char *dir = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        char name[32];
+        int r = check_group(path, true);
+
+        if (r < 0)
+                return r;
+        if (!resource || !ret ||
+            (!streq(resource, "cpu") && !streq(resource, "io") && !streq(resource, "memory")))
+                return -EINVAL;
+        if (l->mode != CGROUP_MODE_V2 && l->mode != CGROUP_MODE_HYBRID)
+                return -EOPNOTSUPP;
+        r = build_path(&dir, l->unified_path, path, NULL);
+        if (r < 0)
+                return r;
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        (void) snprintf(name, sizeof name, "%s.pressure", resource);
+        return psi_read_at(fd, name, ret);
+}

@@ -1,0 +1,1095 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libcgroup.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "macro.h"
+#include "testutil.h"
+
+/* ---- pure: weight conversion */
+
+Test(cgroup, weight_to_shares_rounds_and_clamps) {
+        static const struct {
+                uint64_t weight, shares;
+        } cases[] = {
+                { 0, 10 },         { 1, 10 },
+                { 3, 31 },         { 50, 512 },
+                { 97, 993 },       { 100, 1024 },
+                { 200, 2048 },     { 10000, 102400 },
+                { 10001, 102400 }, { UINT64_MAX, 102400 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+                cr_expect_eq(cgroup_weight_to_shares(cases[i].weight), cases[i].shares,
+                             "weight %" PRIu64 " -> %" PRIu64, cases[i].weight,
+                             cgroup_weight_to_shares(cases[i].weight));
+}
+
+Test(cgroup, shares_to_weight_rounds_and_clamps) {
+        static const struct {
+                uint64_t shares, weight;
+        } cases[] = {
+                { 0, 1 },
+                { 1, 1 },
+                { 2, 1 },
+                { 10, 1 },
+                { 512, 50 },
+                { 1000, 98 },
+                { 1024, 100 },
+                { 2048, 200 },
+                { 102400, 10000 },
+                { 262144, 10000 },
+                { UINT64_MAX, 10000 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+                cr_expect_eq(cgroup_shares_to_weight(cases[i].shares), cases[i].weight,
+                             "shares %" PRIu64 " -> %" PRIu64, cases[i].shares,
+                             cgroup_shares_to_weight(cases[i].shares));
+}
+
+Test(cgroup, every_weight_survives_weight_shares_weight) {
+        for (uint64_t w = CGROUP_WEIGHT_MIN; w <= CGROUP_WEIGHT_MAX; w++) {
+                uint64_t s = cgroup_weight_to_shares(w);
+
+                cr_assert(s >= CGROUP_SHARES_MIN && s <= CGROUP_SHARES_MAX, "weight %" PRIu64, w);
+                cr_assert_eq(cgroup_shares_to_weight(s), w, "weight %" PRIu64 " -> %" PRIu64, w, s);
+        }
+}
+
+Test(cgroup, shares_weight_shares_stays_within_half_a_weight_step) {
+        for (uint64_t s = 10; s <= 102400; s++) {
+                uint64_t back = cgroup_weight_to_shares(cgroup_shares_to_weight(s));
+
+                cr_assert_leq(back > s ? back - s : s - back, 6, "shares %" PRIu64 " -> %" PRIu64,
+                              s, back);
+        }
+}
+
+/* ---- pure: errors, names, paths */
+
+Test(cgroup, ecg_codes_map_to_errno) {
+        static const struct {
+                int ecg, err;
+        } cases[] = {
+                { 0, 0 },
+                { ECGROUPNOTEXIST, -ENOENT },
+                { ECGROUPVALUENOTEXIST, -ENOENT },
+                { ECGROUPNOTMOUNTED, -ENOMEDIUM },
+                { ECGROUPSUBSYSNOTMOUNTED, -EOPNOTSUPP },
+                { ECGROUPUNSUPP, -EOPNOTSUPP },
+                { ECGROUPNOTALLOWED, -EPERM },
+                { ECGROUPNOTOWNER, -EPERM },
+                { ECGROUPNOTINITIALIZED, -ENXIO },
+                { ECGINVAL, -EINVAL },
+                { ECGNONEMPTY, -EBUSY },
+                { ECGFAIL, -EIO },
+                { 49999, -EIO },
+                { 12345678, -EIO },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+                cr_expect_eq(cgroup_ecg_to_errno(cases[i].ecg), cases[i].err, "code %d",
+                             cases[i].ecg);
+}
+
+Test(cgroup, ecgother_maps_to_the_errno_libcgroup_recorded) {
+        struct cgroup *cg;
+        int r;
+
+        /* Any libcgroup call that fails in the OS sets its last errno: deleting a group that
+         * does not exist fails with ENOENT once libcgroup knows the mounts. */
+        if (cgroup_init() != 0)
+                cr_skip_test("libcgroup finds no cgroup mounts here");
+        cg = cgroup_new_cgroup("cgbalance-test-does-not-exist/x");
+        cr_assert_not_null(cg);
+        cr_assert_not_null(cgroup_add_controller(cg, "cpu"));
+        r = cgroup_delete_cgroup(cg, 0);
+        cgroup_free(&cg);
+        if (r != ECGOTHER)
+                cr_skip_test("libcgroup answered %d, not ECGOTHER", r);
+        cr_expect_eq(cgroup_ecg_to_errno(r), -ENOENT);
+}
+
+Test(cgroup, ecg_strings_are_right_where_cgroup_strerror_is_not) {
+        cr_expect_str_eq(cgroup_ecg_to_string(ECGROUPNOTEXIST), "Cgroup does not exist");
+        cr_expect_str_eq(cgroup_ecg_to_string(ECGEOF), "End of file or iterator");
+        cr_expect_str_eq(cgroup_ecg_to_string(ECGCANTSETVALUE), "Value setting does not succeed");
+        cr_expect_str_eq(cgroup_ecg_to_string(ECGNONEMPTY), "Failed to remove a non-empty group");
+        cr_expect_str_eq(cgroup_ecg_to_string(ECGEOF - 1), "Unknown libcgroup error");
+        cr_expect_str_eq(cgroup_ecg_to_string(ECGNONEMPTY + 1), "Unknown libcgroup error");
+        cr_expect_str_eq(cgroup_ecg_to_string(ENOENT), "Unknown libcgroup error");
+        cr_expect_str_eq(cgroup_ecg_to_string(-1), "Unknown libcgroup error");
+        cr_expect_str_eq(cgroup_ecg_to_string(INT_MIN), "Unknown libcgroup error");
+}
+
+Test(cgroup, mode_names) {
+        cr_expect_str_eq(cgroup_mode_to_string(CGROUP_MODE_NONE), "none");
+        cr_expect_str_eq(cgroup_mode_to_string(CGROUP_MODE_V1), "v1");
+        cr_expect_str_eq(cgroup_mode_to_string(CGROUP_MODE_HYBRID), "hybrid");
+        cr_expect_str_eq(cgroup_mode_to_string(CGROUP_MODE_V2), "v2");
+        cr_expect_null(cgroup_mode_to_string(_CGROUP_MODE_MAX));
+        cr_expect_null(cgroup_mode_to_string((CgroupMode) -1));
+}
+
+Test(cgroup, group_path_validation) {
+        static const struct {
+                const char *path;
+                bool valid;
+        } cases[] = {
+                { "", true },
+                { "cgbalance.slice", true },
+                { "cgbalance.slice/loadgen-1", true },
+                { "a/b/c.d/..e/.f", true },
+                { "/cgbalance.slice", false },
+                { "cgbalance.slice/", false },
+                { "a//b", false },
+                { ".", false },
+                { "..", false },
+                { "a/../b", false },
+                { "a/./b", false },
+                { "a/..", false },
+                { "a\nb", false },
+                { "a\tb", false },
+                { "a\x7f", false },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+                cr_expect_eq(cgroup_path_is_valid(cases[i].path), cases[i].valid, "\"%s\"",
+                             cases[i].path);
+        cr_expect_not(cgroup_path_is_valid(NULL));
+}
+
+/* ---- layout from fixture trees */
+
+static CgroupLayout *load_fixture(const char *rel, char **ret_root) {
+        CgroupLayout *l = calloc(1, sizeof *l);
+        char *root = fixture_path(rel);
+
+        cr_assert_not_null(l);
+        cr_assert_eq(cgroup_layout_load_at(root, l), 0, "%s", root);
+        if (ret_root)
+                *ret_root = root;
+        else
+                free(root);
+        return l;
+}
+
+static void expect_path(const char *got, const char *root, const char *suffix, const char *what) {
+        _cleanup_free_ char *want = NULL;
+
+        if (!*suffix) {
+                cr_expect_str_empty(got, "%s: %s", what, got);
+                return;
+        }
+        cr_assert_gt(asprintf(&want, "%s%s", root, suffix), 0);
+        cr_expect_str_eq(got, want, "%s", what);
+}
+
+static void expect_layout(const char *rel, CgroupMode mode, const char *cpu, const char *cpuacct,
+                          const char *cpuset, const char *unified) {
+        _cleanup_free_ char *root = NULL;
+        _cleanup_free_ CgroupLayout *l = load_fixture(rel, &root);
+
+        cr_expect_eq(l->mode, mode, "%s: mode %s", rel, cgroup_mode_to_string(l->mode));
+        expect_path(l->cpu_path, root, cpu, "cpu");
+        expect_path(l->cpuacct_path, root, cpuacct, "cpuacct");
+        expect_path(l->cpuset_path, root, cpuset, "cpuset");
+        expect_path(l->unified_path, root, unified, "unified");
+}
+
+Test(cgroup, layout_of_a_v1_host) {
+        expect_layout("cgroup/v1", CGROUP_MODE_V1, "/sys/fs/cgroup/cpu,cpuacct",
+                      "/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/cpuset", "");
+}
+
+Test(cgroup, layout_of_a_hybrid_host) {
+        expect_layout("cgroup/hybrid", CGROUP_MODE_HYBRID, "/sys/fs/cgroup/cpu",
+                      "/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup/cpuset", "/sys/fs/cgroup/unified");
+}
+
+Test(cgroup, layout_of_a_v2_host) {
+        expect_layout("cgroup/v2", CGROUP_MODE_V2, "/sys/fs/cgroup", "", "/sys/fs/cgroup",
+                      "/sys/fs/cgroup");
+}
+
+Test(cgroup, layout_of_a_v2_host_without_cpu_controller) {
+        expect_layout("cgroup/v2-nocpu", CGROUP_MODE_V2, "", "", "", "/sys/fs/cgroup");
+}
+
+Test(cgroup, layout_load_at_missing_root_is_enoent) {
+        CgroupLayout *l = calloc(1, sizeof *l);
+
+        cr_assert_not_null(l);
+        l->mode = CGROUP_MODE_V2;
+        cr_expect_eq(cgroup_layout_load_at("/nonexistent-cgbalance-root", l), -ENOENT);
+        cr_expect_eq(l->mode, CGROUP_MODE_V2, "written on failure");
+        free(l);
+}
+
+Test(cgroup, layout_parse_decodes_escapes_and_keeps_first_mounts) {
+        static const char mi[] =
+                "30 20 0:25 / /cg\\040v1/c\\134pu rw shared:1 master:2 propagate_from:3 - cgroup "
+                "cgroup rw,cpu\n"
+                "31 20 0:26 / /cg/cpu-again rw - cgroup none rw,cpuacct,cpu\n"
+                "32 20 0:27 / /cg/set rw - cgroup cgroup rw,release_agent=/x/cpuset,cpuset\n"
+                "33 20 0:28 / /cg/\\011two rw - cgroup2 cgroup2 rw,nsdelegate\n"
+                "34 20 0:29 / /cg/other2 rw - cgroup2 cgroup2 rw\n"
+                "35 20 0:30 / /cg/fake rw - tmpfs cgroup rw,cpu,cpuset\n";
+        _cleanup_free_ CgroupLayout *l = calloc(1, sizeof *l);
+
+        cr_assert_not_null(l);
+        cr_assert_eq(cgroup_layout_parse(mi, "cpu cpuset", "/r/", l), 0);
+        cr_expect_eq(l->mode, CGROUP_MODE_HYBRID);
+        cr_expect_str_eq(l->cpu_path, "/r/cg v1/c\\pu");
+        cr_expect_str_eq(l->cpuacct_path, "/r/cg/cpu-again");
+        cr_expect_str_eq(l->cpuset_path, "/r/cg/set");
+        cr_expect_str_eq(l->unified_path, "/r/cg/\ttwo");
+}
+
+Test(cgroup, layout_parse_without_root_keeps_paths) {
+        static const char mi[] = "26 22 0:24 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n";
+        static const char *const roots[] = { NULL, "", "/", "//" };
+
+        for (size_t i = 0; i < ELEMENTSOF(roots); i++) {
+                _cleanup_free_ CgroupLayout *l = calloc(1, sizeof *l);
+
+                cr_assert_not_null(l);
+                cr_assert_eq(cgroup_layout_parse(mi, "cpu\n", roots[i], l), 0);
+                cr_expect_str_eq(l->unified_path, "/sys/fs/cgroup", "root \"%s\"",
+                                 roots[i] ? roots[i] : "(null)");
+                cr_expect_str_eq(l->cpu_path, "/sys/fs/cgroup");
+        }
+}
+
+Test(cgroup, layout_parse_of_no_cgroups_is_mode_none) {
+        static const char mi[] = "27 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n";
+        _cleanup_free_ CgroupLayout *l = calloc(1, sizeof *l);
+
+        cr_assert_not_null(l);
+        l->mode = CGROUP_MODE_V2;
+        cr_assert_eq(cgroup_layout_parse(mi, NULL, NULL, l), 0);
+        cr_expect_eq(l->mode, CGROUP_MODE_NONE);
+        cr_expect_str_empty(l->unified_path);
+}
+
+Test(cgroup, layout_parse_rejects_malformed_lines) {
+        static const char *const cases[] = {
+                "27 1 254:0 / / rw,relatime ext4 /dev/vda rw\n", /* no separator */
+                "27 1 254:0 / / rw - ext4 /dev/vda\n", /* no super options */
+                "27 1 254:0 / / rw - ext4 /dev/vda rw extra\n", /* one field too many */
+                "27 1 254:0 / / - ext4 /dev/vda rw\n", /* no mount options */
+                "27 1 254:0 /  / rw - ext4 /dev/vda rw\n", /* empty field */
+                "27 1 254:0 / /a\\000b rw - cgroup2 cgroup2 rw\n", /* NUL in a path */
+                "garbage\n",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ CgroupLayout *l = calloc(1, sizeof *l);
+
+                cr_assert_not_null(l);
+                l->mode = CGROUP_MODE_HYBRID;
+                cr_expect_eq(cgroup_layout_parse(cases[i], NULL, NULL, l), -EINVAL, "\"%s\"",
+                             cases[i]);
+                cr_expect_eq(l->mode, CGROUP_MODE_HYBRID, "\"%s\" wrote the result", cases[i]);
+        }
+}
+
+/* ---- reads from fixture trees */
+
+static void expect_usage(const char *rel, const char *group, int err, uint64_t want) {
+        _cleanup_free_ CgroupLayout *l = load_fixture(rel, NULL);
+        uint64_t got = 4242;
+
+        cr_expect_eq(cgroup_read_usage(l, group, &got), err, "%s %s", rel, group);
+        cr_expect_eq(got, err < 0 ? 4242 : want, "%s %s: %" PRIu64, rel, group, got);
+}
+
+Test(cgroup, usage_on_v1_is_cpuacct_usage_in_usec) {
+        expect_usage("cgroup/v1", "cgbalance.slice/grp", 0, 123456);
+}
+
+Test(cgroup, usage_on_hybrid_comes_from_cpuacct_not_the_mirror) {
+        expect_usage("cgroup/hybrid", "cgbalance.slice/grp", 0, 5000);
+}
+
+Test(cgroup, usage_on_v2_is_cpu_stat_usage_usec) {
+        expect_usage("cgroup/v2", "cgbalance.slice/grp", 0, 8123456);
+}
+
+Test(cgroup, usage_rejects_malformed_or_missing_usage_line) {
+        expect_usage("cgroup/v2", "cgbalance.slice/bad-stat", -EINVAL, 0);
+        expect_usage("cgroup/v2", "cgbalance.slice/no-usage", -EINVAL, 0);
+}
+
+Test(cgroup, usage_of_missing_group_is_enoent) {
+        expect_usage("cgroup/v2", "cgbalance.slice/gone", -ENOENT, 0);
+        expect_usage("cgroup/v1", "cgbalance.slice/gone", -ENOENT, 0);
+}
+
+static int read_pressure(const char *rel, const char *group, const char *resource, PsiStats *s) {
+        _cleanup_free_ CgroupLayout *l = load_fixture(rel, NULL);
+
+        return cgroup_read_pressure(l, group, resource, s);
+}
+
+Test(cgroup, pressure_on_v2_comes_from_the_group) {
+        PsiStats s = {};
+
+        cr_assert_eq(read_pressure("cgroup/v2", "cgbalance.slice/grp", "cpu", &s), 0);
+        cr_expect_eq(s.some.avg10_permyriad, 41);
+        cr_expect_eq(s.some.avg300_permyriad, 5);
+        cr_expect_eq(s.some.total_usec, 9123456);
+        cr_expect(s.has_full);
+        cr_expect_eq(s.full.total_usec, 7012345);
+        cr_assert_eq(read_pressure("cgroup/v2", "cgbalance.slice/grp", "io", &s), 0);
+        cr_expect_eq(s.some.total_usec, 17);
+        cr_expect_eq(s.full.total_usec, 5);
+}
+
+Test(cgroup, pressure_on_hybrid_comes_from_the_mirror) {
+        PsiStats s = {};
+
+        cr_assert_eq(read_pressure("cgroup/hybrid", "cgbalance.slice/grp", "cpu", &s), 0);
+        cr_expect_eq(s.some.avg10_permyriad, 1632);
+        cr_expect_eq(s.some.avg60_permyriad, 905);
+        cr_expect_eq(s.some.total_usec, 187426310);
+        cr_expect_eq(s.full.avg10_permyriad, 150);
+        cr_expect_eq(s.full.total_usec, 3012345);
+}
+
+Test(cgroup, pressure_on_v1_is_unsupported) {
+        PsiStats s = { .some.total_usec = 4242 };
+
+        cr_expect_eq(read_pressure("cgroup/v1", "cgbalance.slice/grp", "cpu", &s), -EOPNOTSUPP);
+        cr_expect_eq(s.some.total_usec, 4242);
+}
+
+Test(cgroup, pressure_on_hybrid_without_mirror_is_enoent) {
+        PsiStats s = { .some.total_usec = 4242 };
+
+        cr_expect_eq(read_pressure("cgroup/hybrid", "cgbalance.slice/nomirror", "cpu", &s),
+                     -ENOENT);
+        cr_expect_eq(read_pressure("cgroup/v2", "cgbalance.slice/grp", "memory", &s), -ENOENT);
+        cr_expect_eq(s.some.total_usec, 4242);
+}
+
+Test(cgroup, pressure_refuses_unknown_resource) {
+        PsiStats s;
+
+        cr_expect_eq(read_pressure("cgroup/v2", "cgbalance.slice/grp", "irq", &s), -EINVAL);
+        cr_expect_eq(read_pressure("cgroup/v2", "cgbalance.slice/grp", "../cpu", &s), -EINVAL);
+        cr_expect_eq(read_pressure("cgroup/v2", "cgbalance.slice/grp", NULL, &s), -EINVAL);
+}
+
+Test(cgroup, weight_on_v1_is_converted_from_cpu_shares) {
+        _cleanup_free_ CgroupLayout *l = load_fixture("cgroup/v1", NULL);
+        uint64_t w = 0, native = 0;
+
+        cr_assert_eq(cgroup_get_cpu_weight(l, "cgbalance.slice/grp", &w), 0);
+        cr_expect_eq(w, 50);
+        cr_assert_eq(cgroup_get_cpu_weight_native(l, "cgbalance.slice/grp", &native), 0);
+        cr_expect_eq(native, 512);
+        cr_assert_eq(cgroup_get_cpu_weight(l, "", &w), 0);
+        cr_expect_eq(w, 100, "the root group");
+}
+
+Test(cgroup, weight_on_v2_is_cpu_weight) {
+        _cleanup_free_ CgroupLayout *l = load_fixture("cgroup/v2", NULL);
+        uint64_t w = 0, native = 0;
+
+        cr_assert_eq(cgroup_get_cpu_weight(l, "cgbalance.slice/grp", &w), 0);
+        cr_expect_eq(w, 250);
+        cr_assert_eq(cgroup_get_cpu_weight_native(l, "cgbalance.slice/grp", &native), 0);
+        cr_expect_eq(native, 250);
+}
+
+Test(cgroup, weight_read_rejects_malformed_file) {
+        _cleanup_free_ CgroupLayout *l = load_fixture("cgroup/v2", NULL);
+        uint64_t w = 4242;
+
+        cr_expect_eq(cgroup_get_cpu_weight(l, "cgbalance.slice/bad-stat", &w), -EINVAL);
+        cr_expect_eq(w, 4242);
+}
+
+Test(cgroup, weight_without_cpu_controller_is_unsupported) {
+        _cleanup_free_ CgroupLayout *l = load_fixture("cgroup/v2-nocpu", NULL);
+        uint64_t w;
+
+        cr_expect_eq(cgroup_get_cpu_weight(l, "x", &w), -EOPNOTSUPP);
+        cr_expect_eq(cgroup_set_cpu_weight(l, "x", 100), -EOPNOTSUPP);
+}
+
+/* Checks done before anything is written, so safe with a fixture layout. */
+Test(cgroup, writers_refuse_bad_arguments_first) {
+        _cleanup_free_ CgroupLayout *l = load_fixture("cgroup/v1", NULL);
+        _cleanup_cpumask_ CpuMask *empty = cpumask_new(8), *one = NULL;
+
+        cr_assert_eq(cpumask_parse("0", 8, &one, NULL), 0);
+        cr_expect_eq(cgroup_set_cpu_weight(l, "g", 0), -ERANGE);
+        cr_expect_eq(cgroup_set_cpu_weight(l, "g", 10001), -ERANGE);
+        cr_expect_eq(cgroup_set_cpu_weight_native(l, "g", 1), -ERANGE);
+        cr_expect_eq(cgroup_set_cpu_weight_native(l, "g", 262145), -ERANGE);
+        cr_expect_eq(cgroup_set_cpu_weight(l, "../g", 100), -EINVAL);
+        cr_expect_eq(cgroup_set_cpuset(l, "g", empty, NULL), -EINVAL);
+        cr_expect_eq(cgroup_set_cpuset(l, "g", NULL, NULL), -EINVAL);
+        cr_expect_eq(cgroup_set_cpuset(l, "g", one, empty), -EINVAL);
+        cr_expect_eq(cgroup_create(l, ""), -EINVAL);
+        cr_expect_eq(cgroup_create(l, "a//b"), -EINVAL);
+        cr_expect_eq(cgroup_remove(l, ""), -EINVAL);
+        cr_expect_eq(cgroup_attach_tid(l, "g", 0), -EINVAL);
+        cr_expect_eq(cgroup_attach_pid(l, "g", -1), -EINVAL);
+}
+
+Test(cgroup, native_weight_range_follows_the_version) {
+        _cleanup_free_ CgroupLayout *l = load_fixture("cgroup/v2", NULL);
+
+        cr_expect_eq(cgroup_set_cpu_weight_native(l, "g", 0), -ERANGE);
+        cr_expect_eq(cgroup_set_cpu_weight_native(l, "g", 10001), -ERANGE);
+        cr_expect_eq(cgroup_set_cpu_weight_native(l, "g", 262144), -ERANGE);
+}
+
+Test(cgroup, thread_moves_are_unsupported_on_v2) {
+        _cleanup_free_ CgroupLayout *l = load_fixture("cgroup/v2", NULL);
+
+        cr_expect_eq(cgroup_attach_tid(l, "cgbalance.slice/grp", getpid()), -EOPNOTSUPP);
+}
+
+Test(cgroup, nothing_to_manage_in_mode_none) {
+        CgroupLayout *l = calloc(1, sizeof *l);
+
+        cr_assert_not_null(l);
+        cr_expect_eq(cgroup_create(l, "g"), -EOPNOTSUPP);
+        cr_expect_eq(cgroup_remove(l, "g"), -EOPNOTSUPP);
+        cr_expect_eq(cgroup_attach_pid(l, "g", 1), -EOPNOTSUPP);
+        free(l);
+}
+
+/* ---- cgroup_attach_pid() on copies of the fixture trees */
+
+static char *slurp(const char *dir, const char *rel) {
+        _cleanup_free_ char *path = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        char buf[4096];
+        ssize_t n;
+
+        cr_assert_gt(asprintf(&path, "%s/%s", dir, rel), 0);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        cr_assert_geq(fd, 0, "%s: %s", path, strerror(errno));
+        n = read(fd, buf, sizeof buf - 1);
+        cr_assert_geq(n, 0, "%s", path);
+        buf[n] = '\0';
+        return strdup(buf);
+}
+
+static CgroupLayout *load_copy(const char *rel, char **ret_dir) {
+        _cleanup_free_ char *dir = make_tmpdir();
+        CgroupLayout *l = calloc(1, sizeof *l);
+
+        cr_assert_not_null(l);
+        copy_fixture(rel, dir);
+        cr_assert_eq(cgroup_layout_load_at(dir, l), 0);
+        *ret_dir = TAKE_PTR(dir);
+        return l;
+}
+
+static void expect_procs(const char *dir, const char *rel, const char *want) {
+        _cleanup_free_ char *got = slurp(dir, rel);
+
+        cr_expect_str_eq(got, want, "%s", rel);
+}
+
+Test(cgroup, attach_pid_on_hybrid_writes_each_hierarchy_and_the_mirror) {
+        _cleanup_free_ char *dir = NULL;
+        _cleanup_free_ CgroupLayout *l = load_copy("cgroup/hybrid", &dir);
+
+        cr_assert_eq(cgroup_attach_pid(l, "cgbalance.slice/grp", 4242), 0);
+        expect_procs(dir, "sys/fs/cgroup/cpuset/cgbalance.slice/grp/cgroup.procs", "4242");
+        expect_procs(dir, "sys/fs/cgroup/cpu/cgbalance.slice/grp/cgroup.procs", "4242");
+        expect_procs(dir, "sys/fs/cgroup/cpuacct/cgbalance.slice/grp/cgroup.procs", "4242");
+        expect_procs(dir, "sys/fs/cgroup/unified/cgbalance.slice/grp/cgroup.procs", "4242");
+        expect_procs(dir, "sys/fs/cgroup/cpu/cgbalance.slice/grp/tasks", "");
+        rm_rf(dir);
+}
+
+Test(cgroup, attach_pid_on_hybrid_without_mirror_still_moves) {
+        _cleanup_free_ char *dir = NULL;
+        _cleanup_free_ CgroupLayout *l = load_copy("cgroup/hybrid", &dir);
+
+        cr_assert_eq(cgroup_attach_pid(l, "cgbalance.slice/nomirror", 77), 0);
+        expect_procs(dir, "sys/fs/cgroup/cpu/cgbalance.slice/nomirror/cgroup.procs", "77");
+        expect_procs(dir, "sys/fs/cgroup/cpuset/cgbalance.slice/nomirror/cgroup.procs", "77");
+        rm_rf(dir);
+}
+
+Test(cgroup, attach_pid_on_v1_comounted_writes_once_per_mount) {
+        _cleanup_free_ char *dir = NULL;
+        _cleanup_free_ CgroupLayout *l = load_copy("cgroup/v1", &dir);
+
+        cr_assert_eq(cgroup_attach_pid(l, "cgbalance.slice/grp", 99), 0);
+        expect_procs(dir, "sys/fs/cgroup/cpu,cpuacct/cgbalance.slice/grp/cgroup.procs", "99");
+        expect_procs(dir, "sys/fs/cgroup/cpuset/cgbalance.slice/grp/cgroup.procs", "99");
+        rm_rf(dir);
+}
+
+Test(cgroup, attach_pid_on_v2_writes_the_group) {
+        _cleanup_free_ char *dir = NULL;
+        _cleanup_free_ CgroupLayout *l = load_copy("cgroup/v2", &dir);
+
+        cr_assert_eq(cgroup_attach_pid(l, "cgbalance.slice/grp", 1234567), 0);
+        expect_procs(dir, "sys/fs/cgroup/cgbalance.slice/grp/cgroup.procs", "1234567");
+        rm_rf(dir);
+}
+
+Test(cgroup, attach_pid_to_missing_group_is_enoent) {
+        _cleanup_free_ char *dir = NULL;
+        _cleanup_free_ CgroupLayout *l = load_copy("cgroup/v2", &dir);
+
+        cr_expect_eq(cgroup_attach_pid(l, "cgbalance.slice/gone", 1), -ENOENT);
+        rm_rf(dir);
+}
+
+/* ---- real cgroups on this machine: root only, each test in its own group */
+
+#define SLICE "cgbalance.slice"
+
+static CgroupLayout live;
+static char live_group[128], live_inner[160];
+static bool live_ready, slice_existed;
+static pid_t kids[8];
+static size_t n_kids;
+
+static bool dir_exists(const char *base, const char *group) {
+        _cleanup_free_ char *p = NULL;
+        struct stat st;
+
+        cr_assert_gt(asprintf(&p, "%s/%s", base, group), 0);
+        return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Every directory a group of ours lives in, one per mount. */
+static size_t live_bases(const char *out[static 4]) {
+        const char *all[] = { live.cpu_path, live.cpuacct_path, live.cpuset_path,
+                              live.mode == CGROUP_MODE_V1 ? "" : live.unified_path };
+        size_t n = 0;
+
+        for (size_t i = 0; i < ELEMENTSOF(all); i++) {
+                bool dup = false;
+
+                for (size_t j = 0; j < n; j++)
+                        dup = dup || streq(out[j], all[i]);
+                if (all[i][0] && !dup)
+                        out[n++] = all[i];
+        }
+        return n;
+}
+
+static void live_begin(void) {
+        int r;
+
+        if (!running_as_root())
+                cr_skip_test("needs root to make cgroups");
+        r = cgroup_layout_detect(&live);
+        if (r < 0)
+                cr_skip_test("no cgroup layout: %s", strerror(-r));
+        if (!live.cpu_path[0])
+                cr_skip_test("no cpu controller here (mode %s)", cgroup_mode_to_string(live.mode));
+        slice_existed = dir_exists(live.cpu_path, SLICE);
+        (void) snprintf(live_group, sizeof live_group, SLICE "/test-cgroup-%d", (int) getpid());
+        (void) snprintf(live_inner, sizeof live_inner, "%s/inner", live_group);
+        live_ready = true;
+}
+
+static void live_create(void) {
+        live_begin();
+        cr_assert_eq(cgroup_create(&live, live_group), 0);
+}
+
+static void need_v1_cpuset(void) {
+        if (live.mode == CGROUP_MODE_V2 || !live.cpuset_path[0])
+                cr_skip_test("needs a cgroup v1 cpuset (mode %s)",
+                             cgroup_mode_to_string(live.mode));
+}
+
+/* Runs even when an assertion failed: kill our children, then remove what we made, through the
+ * code under test and, should that be broken, by hand. */
+static void live_end(void) {
+        const char *bases[4];
+        size_t n;
+
+        for (size_t i = 0; i < n_kids; i++) {
+                (void) kill(kids[i], SIGKILL);
+                (void) waitpid(kids[i], NULL, 0);
+        }
+        if (!live_ready)
+                return;
+        (void) cgroup_remove(&live, live_inner);
+        (void) cgroup_remove(&live, live_group);
+        n = live_bases(bases);
+        for (size_t i = 0; i < n; i++) {
+                const char *rel[] = { live_inner, live_group, slice_existed ? NULL : SLICE };
+
+                for (size_t j = 0; j < ELEMENTSOF(rel) && rel[j]; j++) {
+                        _cleanup_free_ char *p = NULL;
+
+                        if (asprintf(&p, "%s/%s", bases[i], rel[j]) > 0)
+                                (void) rmdir(p);
+                }
+        }
+}
+
+static void live_write(const char *base, const char *group, const char *file, const char *text) {
+        _cleanup_free_ char *p = NULL;
+        _cleanup_close_ int fd = -EBADF;
+
+        cr_assert_gt(asprintf(&p, "%s/%s/%s", base, group, file), 0);
+        fd = open(p, O_WRONLY | O_CLOEXEC);
+        cr_assert_geq(fd, 0, "%s: %s", p, strerror(errno));
+        cr_assert_eq(write(fd, text, strlen(text)), (ssize_t) strlen(text), "%s: %s", p,
+                     strerror(errno));
+}
+
+static char *live_read(const char *base, const char *group, const char *file) {
+        _cleanup_free_ char *rel = NULL;
+
+        cr_assert_gt(asprintf(&rel, "%s/%s", group, file), 0);
+        return slurp(base, rel);
+}
+
+static void sleep_ms(long ms) {
+        struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
+
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+                ;
+}
+
+/* ---- children: they never return and never assert; live_end() kills them */
+
+static pid_t spawn(void (*body)(void)) {
+        pid_t pid;
+
+        cr_assert_lt(n_kids, ELEMENTSOF(kids));
+        pid = fork();
+        cr_assert_geq(pid, 0);
+        if (pid == 0) {
+                body();
+                _exit(0);
+        }
+        kids[n_kids++] = pid;
+        return pid;
+}
+
+static void sleep_forever(void) {
+        for (;;)
+                pause();
+}
+
+static void burn_forever(void) {
+        for (volatile unsigned long i = 0;; i++)
+                ;
+}
+
+static int tid_pipe[2] = { -1, -1 };
+
+static void *second_thread(void *arg) {
+        pid_t tid = gettid();
+
+        (void) arg;
+        if (write(tid_pipe[1], &tid, sizeof tid) != (ssize_t) sizeof tid)
+                _exit(1);
+        sleep_forever();
+        return NULL;
+}
+
+static void two_threads_forever(void) {
+        pthread_t t;
+
+        if (pthread_create(&t, NULL, second_thread, NULL) != 0)
+                _exit(1);
+        sleep_forever();
+}
+
+/* A process with two threads; *ret_tid is the second one. */
+static pid_t spawn_two_threads(pid_t *ret_tid) {
+        pid_t pid;
+
+        cr_assert_eq(pipe2(tid_pipe, O_CLOEXEC), 0);
+        pid = spawn(two_threads_forever);
+        cr_assert_eq(read(tid_pipe[0], ret_tid, sizeof *ret_tid), (ssize_t) sizeof *ret_tid);
+        cr_assert_neq(*ret_tid, pid);
+        (void) close(tid_pipe[0]);
+        (void) close(tid_pipe[1]);
+        return pid;
+}
+
+/* The path of thread tid of pid in the hierarchy of controller ("" is cgroup2), from /proc. */
+static char *task_cgroup(pid_t pid, pid_t tid, const char *controller) {
+        _cleanup_free_ char *path = NULL, *line = NULL;
+        _cleanup_fclose_ FILE *f = NULL;
+        size_t size = 0;
+
+        cr_assert_gt(asprintf(&path, "/proc/%d/task/%d/cgroup", (int) pid, (int) tid), 0);
+        f = fopen(path, "re");
+        cr_assert_not_null(f, "%s: %s", path, strerror(errno));
+        while (getline(&line, &size, f) > 0) {
+                char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+                bool match = false;
+
+                if (!c2)
+                        continue;
+                *c2 = '\0';
+                if (!*controller)
+                        match = c2 == c1 + 1 && streq(line, "0:");
+                else
+                        for (char *s = c1 + 1, *tok; !match && (tok = strsep(&s, ","));)
+                                match = streq(tok, controller);
+                if (match) {
+                        c2[1 + strcspn(c2 + 1, "\n")] = '\0';
+                        return strdup(c2 + 1);
+                }
+        }
+        cr_assert_fail("%s has no %s line", path, *controller ? controller : "cgroup2");
+        return NULL;
+}
+
+static bool task_in(pid_t pid, pid_t tid, const char *controller, const char *group) {
+        _cleanup_free_ char *got = task_cgroup(pid, tid, controller);
+
+        return got[0] == '/' && streq(got + 1, group);
+}
+
+/* The hierarchies a moved process shows up in: "" is the cgroup2 one. */
+static size_t live_hierarchies(const char *out[static 4]) {
+        size_t n = 0;
+
+        if (live.mode == CGROUP_MODE_V2) {
+                out[n++] = "";
+                return n;
+        }
+        out[n++] = "cpu";
+        if (live.cpuacct_path[0])
+                out[n++] = "cpuacct";
+        if (live.cpuset_path[0])
+                out[n++] = "cpuset";
+        if (live.mode == CGROUP_MODE_HYBRID)
+                out[n++] = "";
+        return n;
+}
+
+static const char *weight_file(void) {
+        return live.mode == CGROUP_MODE_V2 ? "cpu.weight" : "cpu.shares";
+}
+
+TestSuite(cgroup_live, .fini = live_end, .timeout = 30);
+
+Test(cgroup_live, detect_agrees_with_mountinfo) {
+        _cleanup_free_ CgroupLayout *mi = calloc(1, sizeof *mi);
+
+        live_begin();
+        cr_assert_not_null(mi);
+        cr_assert_eq(cgroup_layout_load_at(NULL, mi), 0);
+        cr_expect_eq(live.mode, mi->mode, "libcgroup says %s, mountinfo %s",
+                     cgroup_mode_to_string(live.mode), cgroup_mode_to_string(mi->mode));
+        cr_expect_str_eq(live.cpu_path, mi->cpu_path);
+        cr_expect_str_eq(live.cpuacct_path, mi->cpuacct_path);
+        cr_expect_str_eq(live.cpuset_path, mi->cpuset_path);
+        cr_expect_str_eq(live.unified_path, mi->unified_path);
+}
+
+Test(cgroup_live, create_makes_the_group_in_every_hierarchy) {
+        const char *bases[4];
+        size_t n;
+
+        live_create();
+        n = live_bases(bases);
+        cr_assert_geq(n, 1);
+        for (size_t i = 0; i < n; i++)
+                cr_expect(dir_exists(bases[i], live_group), "%s/%s missing", bases[i], live_group);
+}
+
+Test(cgroup_live, create_again_keeps_settings) {
+        _cleanup_free_ char *w = NULL;
+
+        live_create();
+        cr_assert_eq(cgroup_set_cpu_weight(&live, live_group, 50), 0);
+        if (live.cpuset_path[0])
+                live_write(live.cpuset_path, live_group, "cpuset.cpus", "0");
+        cr_assert_eq(cgroup_create(&live, live_group), 0);
+        w = live_read(live.cpu_path, live_group, weight_file());
+        cr_expect_str_eq(w, live.mode == CGROUP_MODE_V2 ? "50\n" : "512\n");
+        if (live.cpuset_path[0]) {
+                _cleanup_free_ char *cpus = live_read(live.cpuset_path, live_group, "cpuset.cpus");
+
+                cr_expect_str_eq(cpus, "0\n");
+        }
+}
+
+Test(cgroup_live, create_gives_new_v1_groups_their_parent_cpuset) {
+        _cleanup_free_ char *top = NULL, *mid = NULL, *leaf = NULL, *mems = NULL;
+
+        live_begin();
+        need_v1_cpuset();
+        /* live_group does not exist yet: it is made as a parent of inner */
+        cr_assert_eq(cgroup_create(&live, live_inner), 0);
+        top = live_read(live.cpuset_path, SLICE, "cpuset.cpus");
+        mid = live_read(live.cpuset_path, live_group, "cpuset.cpus");
+        leaf = live_read(live.cpuset_path, live_inner, "cpuset.cpus");
+        mems = live_read(live.cpuset_path, live_inner, "cpuset.mems");
+        cr_expect_str_neq(top, "\n", "the slice has no cpus");
+        cr_expect_str_eq(mid, top);
+        cr_expect_str_eq(leaf, top);
+        cr_expect_str_neq(mems, "\n", "no mems");
+}
+
+Test(cgroup_live, set_weight_writes_shares_or_weight_file) {
+        _cleanup_free_ char *w = NULL;
+
+        live_create();
+        cr_assert_eq(cgroup_set_cpu_weight(&live, live_group, 50), 0);
+        w = live_read(live.cpu_path, live_group, weight_file());
+        cr_expect_str_eq(w, live.mode == CGROUP_MODE_V2 ? "50\n" : "512\n");
+}
+
+Test(cgroup_live, get_weight_reads_what_the_file_says) {
+        bool v2;
+        uint64_t native = 0, weight = 0;
+
+        live_create();
+        v2 = live.mode == CGROUP_MODE_V2;
+        live_write(live.cpu_path, live_group, weight_file(), v2 ? "97" : "1000");
+        cr_assert_eq(cgroup_get_cpu_weight_native(&live, live_group, &native), 0);
+        cr_expect_eq(native, v2 ? 97 : 1000);
+        cr_assert_eq(cgroup_get_cpu_weight(&live, live_group, &weight), 0);
+        cr_expect_eq(weight, v2 ? 97 : 98);
+}
+
+Test(cgroup_live, native_weight_restores_exactly) {
+        _cleanup_free_ char *w = NULL;
+        uint64_t saved = 0;
+
+        live_create();
+        live_write(live.cpu_path, live_group, weight_file(),
+                   live.mode == CGROUP_MODE_V2 ? "333" : "1000");
+        cr_assert_eq(cgroup_get_cpu_weight_native(&live, live_group, &saved), 0);
+        cr_assert_eq(cgroup_set_cpu_weight(&live, live_group, 7), 0);
+        cr_assert_eq(cgroup_set_cpu_weight_native(&live, live_group, saved), 0);
+        w = live_read(live.cpu_path, live_group, weight_file());
+        cr_expect_str_eq(w, live.mode == CGROUP_MODE_V2 ? "333\n" : "1000\n");
+}
+
+Test(cgroup_live, set_cpuset_writes_cpus_and_mems) {
+        _cleanup_cpumask_ CpuMask *cpus = NULL, *mems = NULL;
+        _cleanup_free_ char *c = NULL, *m = NULL;
+
+        live_create();
+        if (!live.cpuset_path[0])
+                cr_skip_test("no cpuset controller here");
+        cr_assert_eq(cpumask_parse("0", 64, &cpus, NULL), 0);
+        cr_assert_eq(cpumask_parse("0", 64, &mems, NULL), 0);
+        cr_assert_eq(cgroup_set_cpuset(&live, live_group, cpus, mems), 0);
+        c = live_read(live.cpuset_path, live_group, "cpuset.cpus");
+        m = live_read(live.cpuset_path, live_group, "cpuset.mems");
+        cr_expect_str_eq(c, "0\n");
+        cr_expect_str_eq(m, "0\n");
+}
+
+Test(cgroup_live, set_cpuset_naming_a_missing_cpu_is_erange) {
+        _cleanup_cpumask_ CpuMask *cpus = NULL;
+        _cleanup_free_ char *before = NULL, *after = NULL;
+        int r;
+
+        live_create();
+        need_v1_cpuset();
+        before = live_read(live.cpuset_path, live_group, "cpuset.cpus");
+        cr_assert_eq(cpumask_parse("4095", 4096, &cpus, NULL), 0);
+        r = cgroup_set_cpuset(&live, live_group, cpus, NULL);
+        cr_expect_eq(r, -ERANGE, "got %d (%s)", r, strerror(-r));
+        after = live_read(live.cpuset_path, live_group, "cpuset.cpus");
+        cr_expect_str_eq(after, before);
+}
+
+Test(cgroup_live, set_cpuset_outside_the_parent_is_eacces) {
+        _cleanup_cpumask_ CpuMask *cpu0 = NULL, *cpu1 = NULL;
+        _cleanup_free_ char *after = NULL;
+        int r;
+
+        live_create();
+        need_v1_cpuset();
+        if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+                cr_skip_test("needs two CPUs");
+        cr_assert_eq(cpumask_parse("0", 64, &cpu0, NULL), 0);
+        cr_assert_eq(cpumask_parse("1", 64, &cpu1, NULL), 0);
+        cr_assert_eq(cgroup_set_cpuset(&live, live_group, cpu0, NULL), 0);
+        cr_assert_eq(cgroup_create(&live, live_inner), 0);
+        r = cgroup_set_cpuset(&live, live_inner, cpu1, NULL);
+        cr_expect_eq(r, -EACCES, "got %d (%s)", r, strerror(-r));
+        after = live_read(live.cpuset_path, live_inner, "cpuset.cpus");
+        cr_expect_str_eq(after, "0\n");
+}
+
+Test(cgroup_live, attach_pid_moves_every_thread_everywhere) {
+        const char *h[4];
+        size_t n;
+        pid_t pid, tid;
+
+        live_create();
+        pid = spawn_two_threads(&tid);
+        cr_assert_eq(cgroup_attach_pid(&live, live_group, pid), 0);
+        n = live_hierarchies(h);
+        for (size_t i = 0; i < n; i++) {
+                cr_expect(task_in(pid, pid, h[i], live_group), "main thread not moved in \"%s\"",
+                          h[i]);
+                cr_expect(task_in(pid, tid, h[i], live_group), "thread %d not moved in \"%s\"",
+                          (int) tid, h[i]);
+        }
+}
+
+Test(cgroup_live, attach_tid_moves_only_that_thread) {
+        pid_t pid, tid;
+
+        live_create();
+        if (live.mode == CGROUP_MODE_V2)
+                cr_skip_test("threads move alone only on cgroup v1");
+        pid = spawn_two_threads(&tid);
+        cr_assert_eq(cgroup_attach_tid(&live, live_group, tid), 0);
+        cr_expect(task_in(pid, tid, "cpu", live_group), "thread not moved");
+        cr_expect_not(task_in(pid, pid, "cpu", live_group), "main thread moved too");
+        if (live.mode == CGROUP_MODE_HYBRID)
+                cr_expect_not(task_in(pid, tid, "", live_group), "mirror took a lone thread");
+}
+
+Test(cgroup_live, attach_pid_refused_by_empty_cpuset_moves_nothing) {
+        pid_t pid;
+        int r;
+
+        live_create();
+        need_v1_cpuset();
+        live_write(live.cpuset_path, live_group, "cpuset.cpus", "\n");
+        pid = spawn(sleep_forever);
+        r = cgroup_attach_pid(&live, live_group, pid);
+        cr_expect_eq(r, -ENOSPC, "got %d (%s)", r, strerror(-r));
+        cr_expect_not(task_in(pid, pid, "cpu", live_group), "moved in cpu despite the cpuset");
+}
+
+Test(cgroup_live, attach_tid_refused_by_empty_cpuset_moves_nothing) {
+        pid_t pid;
+        int r;
+
+        live_create();
+        need_v1_cpuset();
+        live_write(live.cpuset_path, live_group, "cpuset.cpus", "\n");
+        pid = spawn(sleep_forever);
+        r = cgroup_attach_tid(&live, live_group, pid);
+        cr_expect_eq(r, -ENOSPC, "got %d (%s)", r, strerror(-r));
+        cr_expect_not(task_in(pid, pid, "cpu", live_group), "moved in cpu despite the cpuset");
+}
+
+Test(cgroup_live, attach_of_exited_task_is_esrch) {
+        pid_t pid;
+
+        live_create();
+        pid = fork();
+        cr_assert_geq(pid, 0);
+        if (pid == 0)
+                _exit(0);
+        cr_assert_eq(waitpid(pid, NULL, 0), pid);
+        cr_expect_eq(cgroup_attach_pid(&live, live_group, pid), -ESRCH);
+        if (live.mode != CGROUP_MODE_V2)
+                cr_expect_eq(cgroup_attach_tid(&live, live_group, pid), -ESRCH);
+}
+
+Test(cgroup_live, usage_grows_while_a_child_burns_cpu) {
+        uint64_t before = 0, after = 0;
+
+        live_create();
+        cr_assert_eq(cgroup_attach_pid(&live, live_group, spawn(burn_forever)), 0);
+        cr_assert_eq(cgroup_read_usage(&live, live_group, &before), 0);
+        sleep_ms(300);
+        cr_assert_eq(cgroup_read_usage(&live, live_group, &after), 0);
+        /* It had 300 ms of a CPU to itself or nearly: demand a tenth of that. */
+        cr_expect_geq(after, before + 30000, "usage %" PRIu64 " -> %" PRIu64 " usec", before,
+                      after);
+}
+
+Test(cgroup_live, pressure_counts_stalls_of_the_group) {
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        PsiStats before, after;
+        int r;
+
+        live_create();
+        if (live.mode == CGROUP_MODE_V1)
+                cr_skip_test("no cgroup2 mount: no per-group pressure");
+        cr_assert_gt(ncpu, 0);
+        if (ncpu + 1 > (long) ELEMENTSOF(kids))
+                cr_skip_test("too many CPUs to overload with %zu children", ELEMENTSOF(kids));
+        for (long i = 0; i <= ncpu; i++)
+                cr_assert_eq(cgroup_attach_pid(&live, live_group, spawn(burn_forever)), 0);
+        r = cgroup_read_pressure(&live, live_group, "cpu", &before);
+        if (r == -ENOENT || r == -EOPNOTSUPP)
+                cr_skip_test("no pressure files for groups: %s", strerror(-r));
+        cr_assert_eq(r, 0, "%s", strerror(-r));
+        sleep_ms(1000);
+        cr_assert_eq(cgroup_read_pressure(&live, live_group, "cpu", &after), 0);
+        /* ncpu + 1 busy tasks on ncpu CPUs: one is always waiting. */
+        cr_expect_gt(after.some.total_usec, before.some.total_usec + 100000,
+                     "some total %" PRIu64 " -> %" PRIu64 " usec", before.some.total_usec,
+                     after.some.total_usec);
+}
+
+Test(cgroup_live, remove_moves_tasks_to_the_parent_and_deletes_everywhere) {
+        const char *bases[4], *h[4];
+        size_t nb, nh;
+        pid_t pid;
+
+        live_create();
+        pid = spawn(sleep_forever);
+        cr_assert_eq(cgroup_attach_pid(&live, live_group, pid), 0);
+        cr_assert_eq(cgroup_remove(&live, live_group), 0);
+        nb = live_bases(bases);
+        for (size_t i = 0; i < nb; i++)
+                cr_expect_not(dir_exists(bases[i], live_group), "%s/%s left", bases[i], live_group);
+        nh = live_hierarchies(h);
+        for (size_t i = 0; i < nh; i++)
+                cr_expect(task_in(pid, pid, h[i], SLICE), "not in the parent in \"%s\"", h[i]);
+}
+
+Test(cgroup_live, remove_with_a_child_group_is_ebusy_and_changes_nothing) {
+        _cleanup_free_ char *inner = NULL;
+        const char *bases[4];
+        size_t n;
+
+        live_create();
+        /* A child in one hierarchy only: libcgroup alone would remove the group from the
+         * others before failing on this one. */
+        cr_assert_gt(asprintf(&inner, "%s/%s", live.cpu_path, live_inner), 0);
+        cr_assert_eq(mkdir(inner, 0755), 0, "%s: %s", inner, strerror(errno));
+        cr_expect_eq(cgroup_remove(&live, live_group), -EBUSY);
+        n = live_bases(bases);
+        for (size_t i = 0; i < n; i++)
+                cr_expect(dir_exists(bases[i], live_group), "%s/%s gone", bases[i], live_group);
+        cr_expect(dir_exists(live.cpu_path, live_inner), "%s gone", inner);
+}
+
+Test(cgroup_live, remove_of_missing_group_is_enoent) {
+        live_begin();
+        cr_expect_eq(cgroup_remove(&live, live_group), -ENOENT);
+}
+
+Test(cgroup_live, set_weight_of_missing_group_is_enoent) {
+        live_begin();
+        cr_expect_eq(cgroup_set_cpu_weight(&live, live_group, 100), -ENOENT);
+}
