@@ -14,6 +14,7 @@
 
 #include "log.h"
 #include "macro.h"
+#include "proc.h"
 
 /* Exported by libcgroup 2.0.2 but missing from its installed headers. */
 enum cg_version_t {
@@ -860,33 +861,30 @@ static size_t group_bases(const CgroupLayout *l, Hierarchy out[static 4]) {
         return n;
 }
 
-/*
- * Moves the processes in a cgroup2 group to its parent. A tiny cgroup.procs reader of our own:
- * lib/proc has the general one, and this file stays independent of it.
- */
+/* Moves the processes in a cgroup2 group to its parent. */
 static int unified_move_to_parent(const char *dir, const char *parent) {
-        _cleanup_free_ char *procs = NULL, *text = NULL, *dst = NULL;
+        _cleanup_free_ char *dst = NULL;
+        _cleanup_free_ pid_t *pids = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        size_t n = 0;
         int r;
 
-        r = build_path(&procs, dir, NULL, "cgroup.procs");
-        if (r >= 0)
-                r = build_path(&dst, parent, NULL, "cgroup.procs");
-        if (r >= 0)
-                r = read_file(procs, CONTROL_FILE_SIZE_MAX, &text);
+        r = build_path(&dst, parent, NULL, "cgroup.procs");
         if (r < 0)
                 return r;
-        for (char *p = text; *p;) {
-                char *end = strchrnul(p, '\n');
-                bool last = !*end;
-                uint64_t pid;
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        r = proc_task_ids_read_at(fd, "cgroup.procs", &pids, &n);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                char buf[16];
 
-                if (parse_u64(p, end, &pid) < 0 || pid == 0 || pid > INT32_MAX)
-                        return -EINVAL;
-                *end = '\0';
-                r = write_file(dst, p);
+                (void) snprintf(buf, sizeof buf, "%d", (int) pids[i]);
+                r = write_file(dst, buf);
                 if (r < 0 && r != -ESRCH) /* ESRCH: it exited meanwhile */
                         return r;
-                p = last ? end : end + 1;
         }
         return 0;
 }
