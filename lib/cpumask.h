@@ -54,7 +54,8 @@ void cpumask_andnot(CpuMask *dst, const CpuMask *a, const CpuMask *b);
 
 /* The first set CPU after prev (pass -1 to start), or -1 when there is none. */
 int cpumask_next(const CpuMask *m, int prev);
-#define CPUMASK_FOREACH(cpu, m) for (int cpu = cpumask_next((m), -1); cpu >= 0; cpu = cpumask_next((m), cpu))
+#define CPUMASK_FOREACH(cpu, m) \
+        for (int cpu = cpumask_next((m), -1); cpu >= 0; cpu = cpumask_next((m), cpu))
 
 /* For sched_setaffinity()/sched_getaffinity(): the set and its size in bytes. */
 cpu_set_t *cpumask_cpu_set(const CpuMask *m);

@@ -12,7 +12,7 @@ static LogTarget target = LOG_TARGET_AUTO;
 static const char *ident;
 
 static const char *const level_names[] = {
-        [LOG_EMERG] = "emerg", [LOG_ALERT] = "alert",   [LOG_CRIT] = "crit",
+        [LOG_EMERG] = "emerg", [LOG_ALERT] = "alert",     [LOG_CRIT] = "crit",
         [LOG_ERR] = "err",     [LOG_WARNING] = "warning", [LOG_NOTICE] = "notice",
         [LOG_INFO] = "info",   [LOG_DEBUG] = "debug",
 };

@@ -18,7 +18,7 @@
 #include "macro.h"
 
 typedef enum LogTarget {
-        LOG_TARGET_AUTO,    /* journal if stderr is the journal's stream, else stderr */
+        LOG_TARGET_AUTO, /* journal if stderr is the journal's stream, else stderr */
         LOG_TARGET_STDERR,
         LOG_TARGET_JOURNAL,
 } LogTarget;
@@ -39,12 +39,12 @@ void log_set_ident(const char *ident);
 int log_internal(int level, int error, const char *file, int line, const char *func,
                  const char *format, ...) _printf_(6, 7);
 
-#define log_full_errno(level, error, ...)                                                         \
-        ({                                                                                         \
-                int _lvl_ = (level), _e_ = (error);                                                \
-                (log_get_max_level() >= _lvl_)                                                     \
-                        ? log_internal(_lvl_, _e_, __FILE__, __LINE__, __func__, __VA_ARGS__)      \
-                        : -abs(_e_);                                                               \
+#define log_full_errno(level, error, ...)                                                     \
+        ({                                                                                    \
+                int _lvl_ = (level), _e_ = (error);                                           \
+                (log_get_max_level() >= _lvl_)                                                \
+                        ? log_internal(_lvl_, _e_, __FILE__, __LINE__, __func__, __VA_ARGS__) \
+                        : -abs(_e_);                                                          \
         })
 
 #define log_full(level, ...) (void) log_full_errno(level, 0, __VA_ARGS__)

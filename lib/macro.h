@@ -42,25 +42,25 @@ static inline void fclosep(FILE **f) {
 #define _cleanup_fclose_ _cleanup_(fclosep)
 
 /* Define a cleanup function for a type with an x_free() that accepts NULL. */
-#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func)                                                   \
-        static inline void func##p(type *p) {                                                      \
-                if (*p)                                                                            \
-                        func(*p);                                                                  \
+#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func) \
+        static inline void func##p(type *p) {   \
+                if (*p)                         \
+                        func(*p);               \
         }
 
 /* Hand ownership out of a _cleanup_ variable: *ret = TAKE_PTR(p); */
-#define TAKE_PTR(p)                                                                                \
-        ({                                                                                         \
-                __typeof__(p) _p_ = (p);                                                           \
-                (p) = NULL;                                                                        \
-                _p_;                                                                               \
+#define TAKE_PTR(p)                      \
+        ({                               \
+                __typeof__(p) _p_ = (p); \
+                (p) = NULL;              \
+                _p_;                     \
         })
 
-#define TAKE_FD(fd)                                                                                \
-        ({                                                                                         \
-                int _fd_ = (fd);                                                                   \
-                (fd) = -EBADF;                                                                     \
-                _fd_;                                                                              \
+#define TAKE_FD(fd)              \
+        ({                       \
+                int _fd_ = (fd); \
+                (fd) = -EBADF;   \
+                _fd_;            \
         })
 
 /* Negative errno from a failed libc call, never 0 (a library that forgot errno gives -EIO). */

@@ -15,7 +15,9 @@ static char *roundtrip(const char *in, unsigned capacity) {
 }
 
 Test(cpumask, parse_then_format_gives_canonical_ranges) {
-        static const struct { const char *in, *out; } cases[] = {
+        static const struct {
+                const char *in, *out;
+        } cases[] = {
                 { "0-3,8,10-11", "0-3,8,10-11" },
                 { "0,1,2,3", "0-3" },
                 { "3,1,2,0", "0-3" },
@@ -35,11 +37,17 @@ Test(cpumask, parse_then_format_gives_canonical_ranges) {
 }
 
 Test(cpumask, parse_rejects_malformed_lists_with_position) {
-        static const struct { const char *in; int err; size_t pos; } cases[] = {
-                { ",", -EINVAL, 0 },    { "1,", -EINVAL, 1 },    { ",1", -EINVAL, 0 },
-                { "-1", -EINVAL, 0 },   { "3-1", -EINVAL, 0 },   { "1-2-3", -EINVAL, 3 },
-                { "a", -EINVAL, 0 },    { "1 2", -EINVAL, 1 },   { "0-", -EINVAL, 0 },
-                { "1,,2", -EINVAL, 2 }, { "0-7:2", -EINVAL, 3 }, { "16", -ERANGE, 0 },
+        static const struct {
+                const char *in;
+                int err;
+                size_t pos;
+        } cases[] = {
+                { ",", -EINVAL, 0 },       { "1,", -EINVAL, 1 },
+                { ",1", -EINVAL, 0 },      { "-1", -EINVAL, 0 },
+                { "3-1", -EINVAL, 0 },     { "1-2-3", -EINVAL, 3 },
+                { "a", -EINVAL, 0 },       { "1 2", -EINVAL, 1 },
+                { "0-", -EINVAL, 0 },      { "1,,2", -EINVAL, 2 },
+                { "0-7:2", -EINVAL, 3 },   { "16", -ERANGE, 0 },
                 { "0,15-16", -ERANGE, 2 }, { "99999999999999999999", -ERANGE, 0 },
         };
 
