@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The sampler reads the machine once a tick and builds the PolicySnapshot the policy plans on:
+ * per-CPU utilisation from /proc/stat deltas; the managed cgroups (tunables' globs, walked in the
+ * cpu hierarchy) with their usage delta, cpu.pressure and weight; their tasks (processes, every
+ * thread read) with CPU time and run+wait (schedstat) deltas, last CPU, allowed CPUs, identity
+ * (pid + starttime); and the system PSI.
+ *
+ * It keeps the previous sample of every counter, keyed by identity, so a recycled pid starts
+ * from scratch. The first sample of a live machine only primes the counters (its snapshot has
+ * no tasks marked busy). Never managed: pid 1, kernel threads, the daemon itself (self_pid),
+ * tasks matching exclude_comms, groups matching exclude_cgroups, and tasks the actuator banned.
+ * A task is foreign when its affinity is narrower than its cpuset allows and the mask is not one
+ * the actuator set; it is left alone unless override_foreign_affinity.
+ *
+ * Rooted: every read goes through proc_fd and the layout's paths, so tests and --root replays
+ * point it at a recorded tree.
+ */
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "actuator.h"
+#include "cgroup.h"
+#include "policy.h"
+#include "psi.h"
+#include "topology.h"
+#include "tunables.h"
+
+typedef struct SamplerSystem {
+        PsiStats cpu, io, memory; /* /proc/pressure/ */
+        bool has_psi; /* false: the kernel has none (said once in the log) */
+        uint64_t procs_running; /* from /proc/stat */
+        unsigned n_cgroups, n_tasks, n_threads;
+        uint64_t sample_usec; /* CPU time this sample took (for the bench and the log) */
+} SamplerSystem;
+
+typedef struct Sampler Sampler;
+
+/*
+ * proc_fd: dirfd of /proc (not taken over); pressure is read from proc_fd's pressure/.
+ * layout and topo must outlive the sampler. self_pid: never managed (0: none).
+ */
+int sampler_new(int proc_fd, const CgroupLayout *layout, const Topology *topo, pid_t self_pid,
+                Sampler **ret);
+Sampler *sampler_free(Sampler *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Sampler *, sampler_free);
+#define _cleanup_sampler_ _cleanup_(sampler_freep)
+
+/*
+ * Samples at now_usec. actuator may be NULL (then nothing is "ours"). The snapshot and system
+ * figures stay valid until the next call or sampler_free(). Missing pieces (a group removed, a
+ * task gone, no PSI) are skipped, not errors; returns <0 only when /proc/stat cannot be read.
+ */
+int sampler_sample(Sampler *s, const Tunables *t, const Actuator *actuator, uint64_t now_usec,
+                   const PolicySnapshot **ret_snap, const SamplerSystem **ret_system);
+
+/*
+ * For a recorded tree that has no earlier sample (--root with --once): counters are taken as
+ * accumulated since boot (CPU times over /proc/uptime, task times since their start), so one
+ * sample describes the recorded machine's average load.
+ */
+void sampler_set_since_boot(Sampler *s, bool since_boot);

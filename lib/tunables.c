@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "tunables.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define USEC_PER_MSEC 1000ULL
+#define USEC_PER_SEC 1000000ULL
+#define USEC_PER_HOUR (3600ULL * USEC_PER_SEC)
+
+static const char *const log_level_names[] = { "err", "warning", "notice", "info", "debug", NULL };
+
+static const ConfigKey tunables_keys[] = {
+        /* [daemon] */
+        CONFIG_KEY_DURATION("daemon", "interval", Tunables, interval_usec, "1s",
+                            100 * USEC_PER_MSEC, USEC_PER_HOUR,
+                            "How often cgbalanced samples the machine and plans (one tick)."),
+        CONFIG_KEY_BOOL("daemon", "dry_run", Tunables, dry_run, "no",
+                        "Decide and log, but change no affinity and no weight."),
+        CONFIG_KEY_ENUM("daemon", "log_level", Tunables, log_level, "info", log_level_names,
+                        "Most detailed messages logged: err, warning, notice, info or debug."),
+        CONFIG_KEY_STRING("daemon", "state_directory", Tunables, state_directory, "/run/cgbalance",
+                          200, 0,
+                          "Where the record of every change is kept, so that a restart after a "
+                          "crash can put back what the daemon changed."),
+
+        /* [manage] */
+        CONFIG_KEY_STRV("manage", "cgroups", Tunables, cgroups, "cgbalance.slice", 200,
+                        CONFIG_EMPTY_OK,
+                        "Cgroups whose tasks are managed: paths relative to the cgroup root, "
+                        "shell globs allowed; a group that matches brings every group below it."),
+        CONFIG_KEY_STRV("manage", "exclude_cgroups", Tunables, exclude_cgroups, "", 200,
+                        CONFIG_EMPTY_OK,
+                        "Cgroups never managed, even below a managed one (globs, and below)."),
+        CONFIG_KEY_STRV("manage", "exclude_comms", Tunables, exclude_comms, "", 64,
+                        CONFIG_EMPTY_OK, "Task names (comm, globs) never touched."),
+        CONFIG_KEY_BOOL("manage", "override_foreign_affinity", Tunables,
+                        override_foreign_affinity, "no",
+                        "Manage tasks whose affinity someone else narrowed (taskset, "
+                        "CPUAffinity=). By default they are left alone."),
+        CONFIG_KEY_BOOL("manage", "use_isolated_cpus", Tunables, use_isolated_cpus, "no",
+                        "Place tasks on isolated and nohz_full CPUs too."),
+        CONFIG_KEY_PERCENT("manage", "min_task_load", Tunables, min_task_load_pct, "10", 0, 100,
+                           "A task using less than this share of one CPU is never moved."),
+
+        /* [balance] */
+        CONFIG_KEY_PERCENT("balance", "imbalance_pct", Tunables, imbalance_pct, "117", 101, 1000,
+                           "Inside a node: the busiest CPU's load over the idlest's, in percent, "
+                           "before a task the daemon confined is given its whole node back."),
+        CONFIG_KEY_PERCENT("balance", "node_imbalance_pct", Tunables, node_imbalance_pct, "125",
+                           101, 1000,
+                           "Across nodes: the busiest node's load per CPU over the least busy "
+                           "one's, in percent, before a task moves. Scaled up with the node "
+                           "distance: this value applies to the nearest remote node."),
+        CONFIG_KEY_STRING("balance", "node_min_imbalance", Tunables, node_min_imbalance, "auto",
+                          16, 0,
+                          "Cross-node migrate resistance: the load difference, in tasks, that "
+                          "two nodes must also exceed. \"auto\" is the CPUs per node, or 0 when "
+                          "nodes are SMT siblings."),
+        CONFIG_KEY_DURATION("balance", "node_imbalance_hold", Tunables, node_imbalance_hold_usec,
+                            "2s", 0, USEC_PER_HOUR,
+                            "How long a node imbalance must last before tasks move."),
+        CONFIG_KEY_UINT("balance", "idle_node_multiplier", Tunables, idle_node_multiplier, "2", 1,
+                        1000,
+                        "Node balancing runs every this many ticks while some node has an idle "
+                        "CPU (seed 002's IDLE_NODE_REBALANCE_TICK multiplier)."),
+        CONFIG_KEY_UINT("balance", "busy_node_multiplier", Tunables, busy_node_multiplier, "10",
+                        1, 1000,
+                        "Node balancing runs every this many ticks while every CPU is busy "
+                        "(seed 002's BUSY_NODE_REBALANCE_TICK multiplier)."),
+        CONFIG_KEY_DURATION("balance", "migrate_cooldown", Tunables, migrate_cooldown_usec, "10s",
+                            0, USEC_PER_HOUR, "A task moved is not moved again for this long."),
+        CONFIG_KEY_UINT("balance", "max_moves_per_tick", Tunables, max_moves_per_tick, "2", 0,
+                        1024, "At most this many tasks move in one tick (0: none)."),
+        CONFIG_KEY_BOOL("balance", "migrate_memory", Tunables, migrate_memory, "no",
+                        "Move a task's memory to its new node too (libnuma)."),
+        CONFIG_KEY_UINT("balance", "migrate_memory_max_mb", Tunables, migrate_memory_max_mb,
+                        "256", 1, 1048576,
+                        "A task with more resident memory than this keeps its memory where it "
+                        "is, so one move never stalls it for long."),
+
+        /* [weights] */
+        CONFIG_KEY_STRV("weights", "protected_cgroups", Tunables, protected_cgroups, "", 200,
+                        CONFIG_EMPTY_OK,
+                        "Managed cgroups (globs, and below) whose CPU weight rises while their "
+                        "cpu.pressure stays above pressure_target."),
+        CONFIG_KEY_PERCENT("weights", "pressure_target", Tunables, pressure_target_pct, "10", 1,
+                           100,
+                           "cpu.pressure \"some avg10\", in percent, above which a protected "
+                           "group gets more weight; below half of it the weight decays."),
+        CONFIG_KEY_DURATION("weights", "pressure_hold", Tunables, pressure_hold_usec, "3s", 0,
+                            USEC_PER_HOUR,
+                            "How long pressure must stay above (or below) its mark before each "
+                            "weight step."),
+        CONFIG_KEY_UINT("weights", "weight_step", Tunables, weight_step, "50", 1, 10000,
+                        "Weight added or taken back per step, in cgroup v2 units."),
+        CONFIG_KEY_UINT("weights", "weight_min", Tunables, weight_min, "100", 1, 10000,
+                        "A protected group's weight is never set below this."),
+        CONFIG_KEY_UINT("weights", "weight_max", Tunables, weight_max, "1000", 1, 10000,
+                        "A protected group's weight is never raised above this."),
+};
+
+static int parse_min_imbalance(const char *s, unsigned *ret) {
+        char *end;
+        unsigned long v;
+
+        if (streq(s, "auto"))
+                return -ENOENT;
+        if (s[0] < '0' || s[0] > '9')
+                return -EINVAL;
+        errno = 0;
+        v = strtoul(s, &end, 10);
+        if (errno != 0 || *end != '\0' || v > 4096)
+                return -EINVAL;
+        *ret = (unsigned) v;
+        return 0;
+}
+
+static int tunables_validate(const void *config, ConfigContext *ctx) {
+        const Tunables *t = config;
+        unsigned n;
+
+        if (parse_min_imbalance(t->node_min_imbalance, &n) == -EINVAL)
+                return config_reject(ctx, "node_min_imbalance",
+                                     "\"%s\" is neither \"auto\" nor a number of tasks 0..4096",
+                                     t->node_min_imbalance);
+        if (t->weight_min > t->weight_max)
+                return config_reject(ctx, "weight_min", "%" PRIu64 " is above weight_max %" PRIu64,
+                                     t->weight_min, t->weight_max);
+        return 0;
+}
+
+const ConfigSchema tunables_schema = CONFIG_SCHEMA(Tunables, tunables_keys, tunables_validate);
+
+int tunables_load(const char *path, bool optional, Tunables *ret, ConfigError *error) {
+        return config_load(&tunables_schema, path, optional ? CONFIG_LOAD_MAIN_OPTIONAL : 0, ret,
+                           error);
+}
+
+int tunables_defaults(Tunables *ret) {
+        return config_load_string(&tunables_schema, "defaults", "", 0, ret, NULL);
+}
+
+void tunables_free(Tunables *t) {
+        if (t)
+                config_free(&tunables_schema, t);
+}
+
+unsigned tunables_node_min_imbalance(const Tunables *t, unsigned cpus_per_node,
+                                     unsigned cpus_per_core) {
+        unsigned n;
+
+        if (parse_min_imbalance(t->node_min_imbalance, &n) >= 0)
+                return n;
+        return cpus_per_core >= cpus_per_node ? 0 : cpus_per_node;
+}
+
+static bool glob_matches(const char *glob, const char *path) {
+        size_t len = strlen(path);
+        _cleanup_free_ char *prefix = NULL;
+
+        if (fnmatch(glob, path, FNM_PATHNAME) == 0)
+                return true;
+        /* "and below": try every ancestor of path */
+        prefix = strdup(path);
+        if (!prefix)
+                return false;
+        while (len > 0) {
+                char *slash = strrchr(prefix, '/');
+
+                if (!slash)
+                        break;
+                *slash = '\0';
+                len = (size_t) (slash - prefix);
+                if (fnmatch(glob, prefix, FNM_PATHNAME) == 0)
+                        return true;
+        }
+        return false;
+}
+
+bool tunables_cgroup_matches(char *const *globs, const char *path) {
+        if (!globs)
+                return false;
+        for (size_t i = 0; globs[i]; i++)
+                if (glob_matches(globs[i], path))
+                        return true;
+        return false;
+}
