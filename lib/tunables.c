@@ -149,6 +149,16 @@ void tunables_free(Tunables *t) {
                 config_free(&tunables_schema, t);
 }
 
+int tunables_write_default_file(FILE *f) {
+        fputs("# cgbalance.conf: configuration of cgbalanced(8); see cgbalance.conf(5).\n"
+              "#\n"
+              "# Every key is shown commented out at its default. Drop-ins in\n"
+              "# cgbalance.conf.d/*.conf are read after this file, in name order, and override\n"
+              "# it key by key. Reload with: systemctl reload cgbalance (or SIGHUP).\n\n",
+              f);
+        return config_write_defaults(&tunables_schema, f, CONFIG_WRITE_COMMENT_VALUES);
+}
+
 unsigned tunables_node_min_imbalance(const Tunables *t, unsigned cpus_per_node,
                                      unsigned cpus_per_core) {
         unsigned n;

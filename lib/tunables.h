@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "config.h"
 
@@ -71,6 +72,10 @@ int tunables_load(const char *path, bool optional, Tunables *ret, ConfigError *e
 /* The compiled-in defaults. Cannot fail but for -ENOMEM. */
 int tunables_defaults(Tunables *ret);
 void tunables_free(Tunables *t);
+
+/* Writes the documented default cgbalance.conf (conf/cgbalance.conf is this output).
+ * Returns -EIO if writing failed. */
+int tunables_write_default_file(FILE *f);
 
 /*
  * The minimum imbalance, in tasks (10000 permyriad each), between two nodes before a move:
