@@ -124,3 +124,33 @@ Test(tunables, cgroup_globs_match_the_group_and_below) {
         cr_expect_not(tunables_cgroup_matches(globs, ""));
         cr_expect_not(tunables_cgroup_matches(NULL, "cgbalance.slice"));
 }
+
+/* Every key of the table is documented in cgbalance.conf(5) with its default, and the page
+ * documents no key the table lacks. */
+Test(tunables, man_page_documents_every_key_with_its_default) {
+        _cleanup_free_ char *path = NULL, *page = NULL;
+        size_t len = 0, documented = 0;
+        FILE *f;
+
+        cr_assert_gt(asprintf(&path, "%s/../../man/cgbalance.conf.5", FIXTURES_DIR), 0);
+        f = fopen(path, "re");
+        cr_assert_not_null(f, "%s missing", path);
+        cr_assert(getdelim(&page, &len, '\0', f) >= 0);
+        fclose(f);
+
+        for (size_t i = 0; i < tunables_schema.n_keys; i++) {
+                const ConfigKey *k = &tunables_schema.keys[i];
+                _cleanup_free_ char *entry = NULL;
+
+                cr_assert_gt(asprintf(&entry, ".BR %s \" = \" \"%s\"\n", k->name,
+                                      k->default_value),
+                             0);
+                cr_expect_not_null(strstr(page, entry), "cgbalance.conf(5) lacks %s", entry);
+        }
+        for (char *line = strtok(page, "\n"); line; line = strtok(NULL, "\n"))
+                if (strncmp(line, ".BR ", 4) == 0 && strstr(line, "\" = \""))
+                        documented++;
+        cr_expect_eq(documented, tunables_schema.n_keys,
+                     "cgbalance.conf(5) documents %zu keys, the table has %zu", documented,
+                     tunables_schema.n_keys);
+}
