@@ -20,6 +20,10 @@
 
 #define ELEMENTSOF(x) (sizeof(x) / sizeof((x)[0]))
 
+/* Same text as glibc's <sys/param.h>, so including both is not a redefinition. */
+#define MIN(a, b) (((a) < (b)) ? (a) : (b))
+#define MAX(a, b) (((a) > (b)) ? (a) : (b))
+
 static inline void freep(void *p) {
         free(*(void **) p);
 }

@@ -9,38 +9,71 @@
  * No syscalls, no clock, no randomness: time comes in as now_usec, everything measured comes in
  * the snapshot, and what must be remembered between ticks lives in PolicyState (owned by the
  * caller, updated in place). The same inputs always give the same plan, so tests and replays of
- * recorded snapshots can check it exactly, on machines far larger than the ones we have.
+ * recorded snapshots can check it exactly, on machines far larger than the ones we have. Ties are
+ * broken by pid (then start time), never by the order of the snapshot's arrays.
  *
- * Loads are in permyriad of one CPU: 10000 is one CPU kept busy for the whole interval.
+ * Loads are in permyriad of one CPU: 10000 is one CPU kept busy for the whole interval. A task's
+ * load is its demand (run + wait): what leaves a node and arrives at another when it moves.
  *
- * Node load. A node's load is the CPU utilisation of its CPUs (from /proc/stat) plus, for every
- * managed task on it, the time it waited to run (demand - util): utilisation alone cannot tell
- * 3 tasks on 2 CPUs from 2. Normalised by the node's capacity (its usable CPUs) it is compared
- * across nodes.
+ * Node load. A node's load is the CPU utilisation of its usable CPUs (from /proc/stat) plus, for
+ * every managed task on it, the time it waited to run (demand - util): utilisation alone cannot
+ * tell 3 tasks on 2 CPUs from 2. A task is on the node of the CPU it last ran on (one that is
+ * not online: skipped). A node's capacity is its usable CPUs; loads are compared per CPU. A node
+ * has an idle CPU when load + 10000 <= capacity * 10000 + slack, and is overloaded when
+ * load > capacity * 10000 + slack, slack being POLICY_LOAD_SLACK_PERMYRIAD: housekeeping noise
+ * of a tenth of a CPU neither hides an idle CPU nor makes a full node look overloaded. A node
+ * without usable CPUs is never a source or a destination.
  *
- * Across nodes (every idle_node_multiplier ticks while some node has an idle CPU, every
- * busy_node_multiplier ticks otherwise): for the busiest node B and a node T, a move is allowed
- * when, for node_imbalance_hold,
+ * Across nodes (on ticks where tick % idle_node_multiplier == 0 while some node has an idle CPU,
+ * tick % busy_node_multiplier == 0 otherwise; the first policy_plan() is tick 0; never with one
+ * node): for a source node B and a node T, a move is allowed when, for node_imbalance_hold,
  *     100 * load(B)/cap(B) > pct(B,T) * load(T)/cap(T)
  *         where pct(B,T) = 100 + (node_imbalance_pct - 100) * distance(B,T) / nearest remote
- *         distance, so farther nodes need a larger imbalance, and
- *     load(B) - load(T) > node_min_imbalance tasks, unless B is overloaded (load above its
- *         capacity) and T still has an idle CPU after the move: resistance must not keep a task
- *         waiting for a CPU while another node has one free.
- * The task moved is the one whose move best evens the two nodes out (and does reduce the
- * difference), of those not moved within migrate_cooldown, above min_task_load, not foreign,
- * and not in a protected group whose weight can still rise (weight before placement). At most
- * max_moves_per_tick moves, each recomputing the node loads. A move sets the task's mask to the
- * destination node's usable CPUs; balancing inside the node is left to the kernel.
+ *         distance from B, so farther nodes need a larger imbalance, and
+ *     gap(B,T) > node_min_imbalance tasks, where gap = (load(B)/cap(B) - load(T)/cap(T)) *
+ *         min(cap(B), cap(T)): the per-CPU difference as the smaller node sees it (the plain
+ *         load difference when both have the same capacity; a big node's surplus is not what a
+ *         small node can take); "auto" takes min(cap(B), cap(T)) as the CPUs per node,
+ *     unless B is overloaded and T has an idle CPU: resistance must not keep a task waiting for
+ *         a CPU while another node has one free. For the task moved, "T has an idle CPU" means
+ *         load(T) + load(task) <= cap(T) * 10000 + slack.
+ * The hold is kept per ordered pair (B, T): since when that pair has met these conditions
+ * without a break, updated on every tick, balancing or not. Sources are tried busiest first (a
+ * busiest node whose load cannot move does not block the next one); destinations, of the pairs
+ * held, lowest load per CPU first, then nearest, then lowest id. The task moved is the one whose
+ * move leaves B's and T's loads per CPU closest, of those whose move makes that difference
+ * strictly smaller (so a move never swaps which node is busier by as much or more: no
+ * ping-pong), not moved within migrate_cooldown, with a load (demand, not util: a task starved
+ * behind others is the one most worth moving) of at least min_task_load, not foreign
+ * (unless override_foreign_affinity), and not in a protected group whose weight can still rise
+ * (weight before placement: its pressure is above target and its weight below weight_max). At
+ * most max_moves_per_tick moves, each recomputing the node loads; no task moves twice in a plan.
+ * A move sets the task's mask to the destination node's usable CPUs; for a task neither ours nor
+ * foreign (its affinity is its cpuset) intersected with its affinity, and a node outside it is
+ * no destination for that task. Balancing inside the node is left to the kernel.
  *
- * Inside a node: a task whose mask the daemon narrowed to part of a node (never by a move, but
- * after a cpuset shrink intersected it) gets its whole node back when the node's CPUs are
- * imbalanced by more than imbalance_pct.
+ * Inside a node (every tick, before the node moves, counted in max_moves_per_tick): a task whose
+ * mask the daemon narrowed to a strict part of its node's usable CPUs (never by a move, but
+ * after a cpuset shrink intersected it) gets the node's usable CPUs back (a PlanMove with
+ * to_node == from_node) when the busiest CPU of its mask is busier, by more than imbalance_pct,
+ * than the least busy usable CPU of the node outside it. Cooldown and min_task_load apply.
  *
- * Weights: a protected group whose cpu.pressure (some avg10) stays above pressure_target for
- * pressure_hold gets weight_step more weight, up to weight_max; one that stays below half of it
- * for pressure_hold gets weight_step less, down to its base weight (and never below weight_min).
- * Without PSI for a group, its utilisation against its share stands in for pressure.
+ * Weights: a protected group whose CPU pressure stays above pressure_target for pressure_hold
+ * gets weight_step more weight, up to weight_max; one that stays below half of it for
+ * pressure_hold gets weight_step less, down to its base weight (and never below weight_min).
+ * Each step restarts the hold. A protected group below weight_min is raised to it at once; one
+ * above weight_max (a reload lowered it) that the daemon had raised goes back to weight_max (or
+ * its base, if higher) at once. A group no longer protected whose weight the daemon raised
+ * (weight > base_weight) goes back to its base, weight_step every pressure_hold, whatever its
+ * pressure. No other group is touched. Pressure is cpu.pressure "some avg10" when has_pressure;
+ * without PSI, the time the group's own tasks in the snapshot waited for a CPU over the interval
+ * (the sum of their demand - util, at most 10000) stands in: that is what "some" measures (its
+ * upper bound when waits overlap), where utilisation cannot tell a group that got all it wanted
+ * from one that was denied.
+ *
+ * State: the tick count, per ordered node pair since when it has been imbalanced, per cgroup
+ * path since when its pressure has been above, below or between the marks. Groups missing from
+ * a snapshot are forgotten; a topology with another node count restarts the node holds.
  *
  * An idle or balanced machine gives an empty plan.
  */
@@ -58,6 +91,8 @@
 
 #define POLICY_LOAD_ONE_CPU 10000u
 #define POLICY_NO_CGROUP ((size_t) -1)
+/* Housekeeping noise tolerated by "has an idle CPU" and "overloaded": a tenth of a CPU. */
+#define POLICY_LOAD_SLACK_PERMYRIAD 1000u
 
 typedef struct PolicyCpu {
         uint32_t util_permyriad; /* busy share of the interval, from /proc/stat */
@@ -71,7 +106,7 @@ typedef struct PolicyTask {
         int cpu; /* the CPU it ran on last (of its busiest thread) */
         uint32_t util_permyriad; /* CPU time over the interval, all threads */
         uint32_t demand_permyriad; /* run + wait time over the interval; >= util */
-        const CpuMask *allowed; /* its affinity now */
+        const CpuMask *allowed; /* its affinity now; NULL: unknown (then never repaired) */
         bool ours; /* allowed is a mask the daemon set */
         bool foreign; /* someone else narrowed its affinity: not ours to move */
         uint64_t last_move_usec; /* when the daemon last moved it; 0: never */
@@ -134,10 +169,25 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Plan *, plan_free);
 /*
  * Plans one tick. Updates state (tick count, how long each imbalance and each group's pressure
  * has lasted). The plan refers to the snapshot's tasks by pid + starttime and to cgroups by
- * index. Returns -EINVAL if the snapshot does not fit the topology (n_cpus), -ENOMEM.
+ * index. Returns -EINVAL if the snapshot does not fit the topology (n_cpus), if an array is NULL
+ * with a non-zero count, a task's cgroup index is out of range, a cgroup has no path or there are
+ * more than UINT32_MAX tasks; -ENOMEM.
+ * On error *ret is untouched and so is the state, but for the node holds (a pure function of
+ * the inputs, so a retry with the same inputs gives the same plan).
  */
 int policy_plan(PolicyState *state, const PolicySnapshot *snap, const Topology *topo,
                 const Tunables *t, uint64_t now_usec, Plan **ret);
 
-/* Writes the plan, one action a line with its reason, for --once and the debug log. */
+/*
+ * The node loads as the policy sees them (see above), for metrics and explanations: ret_loads
+ * has topology_n_nodes() entries, by node index. Returns -EINVAL as policy_plan() does.
+ */
+int policy_node_loads(const PolicySnapshot *snap, const Topology *topo, uint64_t *ret_loads);
+
+/*
+ * Writes the plan, one action a line with its reason, for --once and the debug log:
+ *     move pid 1234 (comm) node 0 -> 1 mask 4-7: <reason>
+ *     weight cgbalance.slice/a 100 -> 150: <reason>
+ * snap (may be NULL) is the snapshot the plan was made from, for comms and cgroup paths.
+ */
 void plan_dump(const Plan *p, const PolicySnapshot *snap, FILE *f);

@@ -1,0 +1,1045 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "policy.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NEVER UINT64_MAX
+#define ONE_CPU ((uint64_t) POLICY_LOAD_ONE_CPU)
+#define SLACK ((uint64_t) POLICY_LOAD_SLACK_PERMYRIAD)
+/*
+ * Node loads saturate here (3.4 million CPUs' worth, far above any real machine), so the largest
+ * product below, load * capacity * pct(B,T) < 2^35 * 2^13 * 2^15, fits in 64 bits.
+ */
+#define LOAD_MAX ((UINT64_C(1) << 35) - 1)
+#define USEC_PER_SEC UINT64_C(1000000)
+
+typedef enum GroupMode {
+        GROUP_UNTOUCHED, /* not protected, and nothing of ours to undo */
+        GROUP_BETWEEN, /* protected, pressure between half the target and the target */
+        GROUP_ABOVE, /* protected, pressure above the target */
+        GROUP_BELOW, /* protected, pressure below half the target */
+        GROUP_RELEASE, /* no longer protected, but the daemon's raise is still on */
+} GroupMode;
+
+typedef struct GroupState {
+        char *path;
+        GroupMode mode;
+        uint64_t since_usec; /* when the group entered mode, or its last step */
+} GroupState;
+
+struct PolicyState {
+        unsigned n_nodes;
+        uint64_t ticks;
+        uint64_t *pair_since; /* [b * n_nodes + t]: since when b -> t is imbalanced, or NEVER */
+        GroupState *groups; /* sorted by path */
+        size_t n_groups;
+};
+
+/* A movable task, compact: the per-move scans touch these, not the 136-byte PolicyTask. */
+typedef struct Cand {
+        uint32_t load; /* task_load() */
+        pid_t pid;
+        uint32_t idx; /* in the snapshot's tasks */
+        bool keeps_affinity; /* task_keeps_affinity() */
+} Cand;
+
+typedef struct Node {
+        int id;
+        unsigned cap; /* usable CPUs */
+        uint64_t load;
+        unsigned min_imbalance; /* node_min_imbalance, with this node's capacity as CPUs/node */
+        unsigned nearest; /* nearest remote distance */
+        CpuMask *usable;
+        unsigned *cpus; /* its usable CPUs, ascending */
+        Cand *cands; /* movable tasks on it */
+        size_t n_cands;
+} Node;
+
+/* Everything one policy_plan() call computes; freed by ctx_done(). */
+typedef struct Ctx {
+        const PolicySnapshot *snap;
+        const Topology *topo;
+        const Tunables *t;
+        uint64_t now;
+        unsigned n_nodes;
+        Node *nodes;
+        const unsigned *dist; /* n_nodes x n_nodes, by index */
+        int *cpu_node; /* by CPU: node index, or -1 */
+        int *task_node; /* by task: node index, or -1 */
+        uint32_t *pressure; /* by cgroup: PSI, or the wait of its tasks */
+        bool *blocked; /* by cgroup: weight before placement keeps its tasks */
+        bool *moved; /* by task: already in the plan */
+        Cand *cand_storage, *cand_tmp; /* by node; in task order */
+        int *cand_tmp_node;
+        size_t *repairs; /* tasks whose mask wants repairing, by pid */
+        size_t n_repairs;
+        unsigned *cpu_storage;
+        bool *held; /* [b * n_nodes + t]: imbalanced for node_imbalance_hold */
+        unsigned *order, *dests; /* scratch, n_nodes each */
+        Plan *plan;
+        size_t max_moves;
+} Ctx;
+
+/* ---- small arithmetic */
+
+static uint64_t sat_add(uint64_t a, uint64_t b) {
+        return a + b > LOAD_MAX ? LOAD_MAX : a + b;
+}
+
+static uint64_t task_load(const PolicyTask *k) {
+        return k->demand_permyriad > k->util_permyriad ? k->demand_permyriad : k->util_permyriad;
+}
+
+static uint64_t task_wait(const PolicyTask *k) {
+        return k->demand_permyriad > k->util_permyriad
+                       ? (uint64_t) (k->demand_permyriad - k->util_permyriad)
+                       : 0;
+}
+
+/* Compares la/ca with lb/cb (capacities > 0): <0, 0, >0. */
+static int cmp_per_cpu(uint64_t la, unsigned ca, uint64_t lb, unsigned cb) {
+        uint64_t x = la * cb, y = lb * ca;
+
+        return (x > y) - (x < y);
+}
+
+static bool node_has_idle_cpu(const Node *n) {
+        return n->cap > 0 && n->load + ONE_CPU <= n->cap * ONE_CPU + SLACK;
+}
+
+static bool node_overloaded(const Node *n) {
+        return n->load > n->cap * ONE_CPU + SLACK;
+}
+
+static bool cooled(const Ctx *c, const PolicyTask *k) {
+        if (k->last_move_usec == 0)
+                return true;
+        return c->now >= k->last_move_usec &&
+               c->now - k->last_move_usec >= c->t->migrate_cooldown_usec;
+}
+
+/*
+ * min_task_load applies to the task's demand, not its util: a CPU-bound task queued behind ten
+ * others gets under a tenth of a CPU, and it is the one most worth moving.
+ */
+static bool loaded(const Ctx *c, const PolicyTask *k) {
+        return task_load(k) > 0 && task_load(k) >= (uint64_t) c->t->min_task_load_pct * 100;
+}
+
+/* Word-wise over glibc's sets: these run once per task, on masks of up to 8192 CPUs. */
+static bool masks_intersect(const CpuMask *a, const CpuMask *b) {
+        size_t sa = cpumask_cpu_set_size(a), sb = cpumask_cpu_set_size(b);
+        size_t n = (sa < sb ? sa : sb) / sizeof(__cpu_mask);
+        const __cpu_mask *x = cpumask_cpu_set(a)->__bits, *y = cpumask_cpu_set(b)->__bits;
+
+        for (size_t i = 0; i < n; i++)
+                if (x[i] & y[i])
+                        return true;
+        return false;
+}
+
+/* a is a subset of b and smaller. */
+static bool mask_strict_subset(const CpuMask *a, const CpuMask *b) {
+        size_t na = cpumask_cpu_set_size(a) / sizeof(__cpu_mask);
+        size_t nb = cpumask_cpu_set_size(b) / sizeof(__cpu_mask);
+        const __cpu_mask *x = cpumask_cpu_set(a)->__bits, *y = cpumask_cpu_set(b)->__bits;
+        bool smaller = false;
+
+        for (size_t i = 0; i < na || i < nb; i++) {
+                __cpu_mask wa = i < na ? x[i] : 0, wb = i < nb ? y[i] : 0;
+
+                if (wa & ~wb)
+                        return false;
+                if (wb & ~wa)
+                        smaller = true;
+        }
+        return smaller;
+}
+
+/* Reasons are for people: one that does not fit its 192 bytes is cut, never an error. */
+_printf_(3, 4) static void reason_printf(char *buf, size_t size, const char *fmt, ...) {
+        va_list ap;
+
+        va_start(ap, fmt);
+        (void) vsnprintf(buf, size, fmt, ap);
+        va_end(ap);
+}
+
+/* "12.34" for a permyriad load (or a percent in hundredths). */
+static const char *fmt_hundredths(char buf[static 32], uint64_t v, uint64_t unit) {
+        (void) snprintf(buf, 32, "%" PRIu64 ".%02" PRIu64, v / unit, v % unit * 100 / unit);
+        return buf;
+}
+
+static const char *fmt_load(char buf[static 32], uint64_t permyriad) {
+        return fmt_hundredths(buf, permyriad, ONE_CPU);
+}
+
+static const char *fmt_usec(char buf[static 32], uint64_t usec) {
+        (void) snprintf(buf, 32, "%" PRIu64 ".%" PRIu64 " s", usec / USEC_PER_SEC,
+                        usec % USEC_PER_SEC / (USEC_PER_SEC / 10));
+        return buf;
+}
+
+/* ---- state */
+
+static void groups_free(GroupState *g, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(g[i].path);
+        free(g);
+}
+
+static uint64_t *pairs_new(unsigned n_nodes) {
+        size_t n = (size_t) n_nodes * n_nodes;
+        uint64_t *p = malloc((n ? n : 1) * sizeof *p);
+
+        if (p)
+                for (size_t i = 0; i < n; i++)
+                        p[i] = NEVER;
+        return p;
+}
+
+PolicyState *policy_state_new(const Topology *topo) {
+        PolicyState *s = calloc(1, sizeof *s);
+
+        if (!s)
+                return NULL;
+        s->n_nodes = topo ? topology_n_nodes(topo) : 0;
+        s->pair_since = pairs_new(s->n_nodes);
+        if (!s->pair_since) {
+                free(s);
+                return NULL;
+        }
+        return s;
+}
+
+PolicyState *policy_state_free(PolicyState *s) {
+        if (s) {
+                free(s->pair_since);
+                groups_free(s->groups, s->n_groups);
+                free(s);
+        }
+        return NULL;
+}
+
+/* A topology with another node count (hotplug, a rebuilt topology): the node holds restart. */
+static int state_fit(PolicyState *s, unsigned n_nodes) {
+        uint64_t *p;
+
+        if (s->n_nodes == n_nodes)
+                return 0;
+        p = pairs_new(n_nodes);
+        if (!p)
+                return -ENOMEM;
+        free(s->pair_since);
+        s->pair_since = p;
+        s->n_nodes = n_nodes;
+        return 0;
+}
+
+Plan *plan_free(Plan *p) {
+        if (p) {
+                for (size_t i = 0; i < p->n_moves; i++)
+                        cpumask_free(p->moves[i].mask);
+                free(p->moves);
+                free(p->weights);
+                free(p);
+        }
+        return NULL;
+}
+
+/* ---- the context: validation, nodes, loads */
+
+static void ctx_done(Ctx *c) {
+        if (c->nodes)
+                for (unsigned i = 0; i < c->n_nodes; i++)
+                        cpumask_free(c->nodes[i].usable);
+        free(c->nodes);
+        free(c->cpu_node);
+        free(c->task_node);
+        free(c->pressure);
+        free(c->blocked);
+        free(c->moved);
+        free(c->cand_storage);
+        free(c->cand_tmp);
+        free(c->cand_tmp_node);
+        free(c->repairs);
+        free(c->cpu_storage);
+        free(c->held);
+        free(c->order);
+        free(c->dests);
+        plan_free(c->plan);
+}
+
+static int validate(const PolicySnapshot *snap, const Topology *topo) {
+        if (!snap || !topo || snap->n_cpus != topology_cpu_capacity(topo))
+                return -EINVAL;
+        if ((snap->n_cpus > 0 && !snap->cpus) || (snap->n_tasks > 0 && !snap->tasks) ||
+            (snap->n_cgroups > 0 && !snap->cgroups) || snap->n_tasks > UINT32_MAX)
+                return -EINVAL;
+        /* Each task's cgroup index is checked in ctx_loads(): one pass over the tasks less. */
+        for (size_t i = 0; i < snap->n_cgroups; i++)
+                if (!snap->cgroups[i].path)
+                        return -EINVAL;
+        return 0;
+}
+
+static int ctx_alloc(Ctx *c) {
+        size_t n_tasks = c->snap->n_tasks, n_groups = c->snap->n_cgroups, n = c->n_nodes;
+
+        c->nodes = calloc(n ? n : 1, sizeof *c->nodes);
+        c->cpu_node = calloc(c->snap->n_cpus ? c->snap->n_cpus : 1, sizeof *c->cpu_node);
+        c->cpu_storage = calloc(c->snap->n_cpus ? c->snap->n_cpus : 1, sizeof *c->cpu_storage);
+        c->task_node = calloc(n_tasks ? n_tasks : 1, sizeof *c->task_node);
+        c->moved = calloc(n_tasks ? n_tasks : 1, sizeof *c->moved);
+        /* Written before read: malloc, not calloc, spares zeroing megabytes. */
+        c->cand_storage = malloc((n_tasks ? n_tasks : 1) * sizeof *c->cand_storage);
+        c->cand_tmp = malloc((n_tasks ? n_tasks : 1) * sizeof *c->cand_tmp);
+        c->cand_tmp_node = malloc((n_tasks ? n_tasks : 1) * sizeof *c->cand_tmp_node);
+        c->repairs = malloc((n_tasks ? n_tasks : 1) * sizeof *c->repairs);
+        c->pressure = calloc(n_groups ? n_groups : 1, sizeof *c->pressure);
+        c->blocked = calloc(n_groups ? n_groups : 1, sizeof *c->blocked);
+        c->held = calloc(n ? n * n : 1, sizeof *c->held);
+        c->order = calloc(n ? n : 1, sizeof *c->order);
+        c->dests = calloc(n ? n : 1, sizeof *c->dests);
+        if (!c->nodes || !c->cpu_node || !c->cpu_storage || !c->task_node || !c->moved ||
+            !c->cand_storage || !c->cand_tmp || !c->cand_tmp_node || !c->repairs || !c->pressure ||
+            !c->blocked || !c->held || !c->order || !c->dests)
+                return -ENOMEM;
+        return 0;
+}
+
+/* Each node's id, usable CPUs, capacity, nearest remote distance; each CPU's node. */
+static int ctx_nodes(Ctx *c) {
+        const CpuMask *usable = topology_usable_cpus(c->topo);
+        unsigned cpc = topology_max_cpus_per_core(c->topo), used = 0;
+        size_t n_cpus;
+
+        for (unsigned i = 0; i < c->n_nodes; i++) {
+                Node *n = &c->nodes[i];
+                const CpuMask *cpus;
+
+                n->id = topology_node_id(c->topo, i);
+                cpus = topology_node_cpus(c->topo, (unsigned) n->id);
+                n->usable = cpumask_new(c->snap->n_cpus);
+                if (!n->usable)
+                        return -ENOMEM;
+                cpumask_and(n->usable, cpus, usable);
+                n->cap = cpumask_count(n->usable);
+                if (c->t)
+                        n->min_imbalance = tunables_node_min_imbalance(c->t, n->cap, cpc);
+                n->nearest = 0;
+                for (unsigned j = 0; j < c->n_nodes; j++) {
+                        unsigned d = c->dist[(size_t) i * c->n_nodes + j];
+
+                        if (j != i && (n->nearest == 0 || d < n->nearest))
+                                n->nearest = d;
+                }
+                n->cpus = c->cpu_storage + used;
+                n_cpus = 0;
+                CPUMASK_FOREACH(cpu, n->usable)
+                        n->cpus[n_cpus++] = (unsigned) cpu;
+                used += n->cap;
+        }
+        for (unsigned cpu = 0; cpu < c->snap->n_cpus; cpu++) {
+                int node = topology_cpu_node(c->topo, cpu);
+
+                c->cpu_node[cpu] = node < 0 ? -1 : topology_node_index(c->topo, (unsigned) node);
+        }
+        return 0;
+}
+
+/* Node loads, each task's node and each group's waiting time; -EINVAL for a bad cgroup index. */
+static int ctx_loads(Ctx *c) {
+        const CpuMask *usable = topology_usable_cpus(c->topo);
+
+        for (unsigned cpu = 0; cpu < c->snap->n_cpus; cpu++)
+                if (c->cpu_node[cpu] >= 0 && cpumask_isset(usable, cpu)) {
+                        Node *n = &c->nodes[c->cpu_node[cpu]];
+
+                        n->load = sat_add(n->load, c->snap->cpus[cpu].util_permyriad);
+                }
+        for (size_t i = 0; i < c->snap->n_tasks; i++) {
+                const PolicyTask *k = &c->snap->tasks[i];
+                int node = k->cpu >= 0 && (unsigned) k->cpu < c->snap->n_cpus ? c->cpu_node[k->cpu]
+                                                                              : -1;
+
+                c->task_node[i] = node;
+                if (node >= 0)
+                        c->nodes[node].load = sat_add(c->nodes[node].load, task_wait(k));
+                if (k->cgroup != POLICY_NO_CGROUP) {
+                        uint64_t p;
+
+                        if (k->cgroup >= c->snap->n_cgroups)
+                                return -EINVAL;
+                        p = c->pressure[k->cgroup] + task_wait(k);
+                        c->pressure[k->cgroup] = (uint32_t) (p > ONE_CPU ? ONE_CPU : p);
+                }
+        }
+        return 0;
+}
+
+static int ctx_init(Ctx *c, const PolicySnapshot *snap, const Topology *topo, const Tunables *t,
+                    uint64_t now) {
+        int r = validate(snap, topo);
+
+        if (r < 0)
+                return r;
+        *c = (Ctx){ .snap = snap,
+                    .topo = topo,
+                    .t = t,
+                    .now = now,
+                    .n_nodes = topology_n_nodes(topo),
+                    .dist = topology_distances(topo) };
+        r = ctx_alloc(c);
+        if (r < 0)
+                return r;
+        r = ctx_nodes(c);
+        if (r < 0)
+                return r;
+        return ctx_loads(c);
+}
+
+int policy_node_loads(const PolicySnapshot *snap, const Topology *topo, uint64_t *ret_loads) {
+        _cleanup_(ctx_done) Ctx c = {};
+        int r = ctx_init(&c, snap, topo, /* t= */ NULL, 0);
+
+        if (r < 0)
+                return r;
+        for (unsigned i = 0; i < c.n_nodes; i++)
+                ret_loads[i] = c.nodes[i].load;
+        return 0;
+}
+
+/* ---- weights */
+
+static uint32_t clamp_weight(uint64_t w) {
+        return (uint32_t) (w > 10000 ? 10000 : w < 1 ? 1 : w);
+}
+
+static GroupMode group_mode(const Ctx *c, size_t g) {
+        const PolicyCgroup *cg = &c->snap->cgroups[g];
+        uint64_t target = (uint64_t) c->t->pressure_target_pct * 100;
+
+        if (!cg->protected)
+                return cg->weight > cg->base_weight ? GROUP_RELEASE : GROUP_UNTOUCHED;
+        if (c->pressure[g] > target)
+                return GROUP_ABOVE;
+        if ((uint64_t) c->pressure[g] * 2 < target)
+                return GROUP_BELOW;
+        return GROUP_BETWEEN;
+}
+
+/* Weight before placement: a pressured protected group's tasks stay while its weight can rise. */
+static void ctx_blocked(Ctx *c) {
+        for (size_t g = 0; g < c->snap->n_cgroups; g++) {
+                const PolicyCgroup *cg = &c->snap->cgroups[g];
+
+                if (cg->has_pressure)
+                        c->pressure[g] = cg->pressure_permyriad;
+                c->blocked[g] = group_mode(c, g) == GROUP_ABOVE && cg->weight < c->t->weight_max;
+        }
+}
+
+static const GroupState *groups_find(const PolicyState *s, const char *path) {
+        size_t lo = 0, hi = s->n_groups;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                int d = strcmp(s->groups[mid].path, path);
+
+                if (d == 0)
+                        return &s->groups[mid];
+                if (d < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return NULL;
+}
+
+static int cmp_group_state(const void *a, const void *b) {
+        return strcmp(((const GroupState *) a)->path, ((const GroupState *) b)->path);
+}
+
+static void weight_reason(const Ctx *c, size_t g, GroupMode mode, uint64_t held, uint32_t to,
+                          char *buf, size_t size) {
+        const PolicyCgroup *cg = &c->snap->cgroups[g];
+        const char *what = cg->has_pressure ? "pressure" : "wait (no PSI)";
+        char p[32], h[32], mark[32];
+        uint64_t target = (uint64_t) c->t->pressure_target_pct * 100;
+
+        if (mode == GROUP_RELEASE)
+                reason_printf(buf, size, "no longer protected: back toward base %" PRIu32, to);
+        else if (cg->weight < c->t->weight_min)
+                reason_printf(buf, size, "protected, below weight_min %" PRIu64, c->t->weight_min);
+        else if (cg->weight > c->t->weight_max)
+                reason_printf(buf, size, "above weight_max %" PRIu64, c->t->weight_max);
+        else if (mode == GROUP_ABOVE)
+                reason_printf(buf, size, "%s %s%% > %s%% for %s: up %" PRIu64 ", max %" PRIu64,
+                              what, fmt_hundredths(p, c->pressure[g], 100),
+                              fmt_hundredths(mark, target, 100), fmt_usec(h, held),
+                              c->t->weight_step, c->t->weight_max);
+        else
+                reason_printf(buf, size,
+                              "%s %s%% < %s%% for %s: down to %" PRIu32 ", base %" PRIu32, what,
+                              fmt_hundredths(p, c->pressure[g], 100),
+                              fmt_hundredths(mark, target / 2, 100), fmt_usec(h, held), to,
+                              cg->base_weight);
+}
+
+/* The weight group g should get this tick (its own if none), given how long its mode has held. */
+static uint32_t weight_target(const Ctx *c, size_t g, GroupMode mode, bool held) {
+        const PolicyCgroup *cg = &c->snap->cgroups[g];
+        uint64_t w = cg->weight, step = c->t->weight_step, base = cg->base_weight;
+        uint64_t wmin = c->t->weight_min, wmax = c->t->weight_max;
+        uint64_t floor = base > wmin ? base : wmin;
+
+        if (mode == GROUP_RELEASE)
+                return held ? clamp_weight(w > step && w - step > base ? w - step : base)
+                            : cg->weight;
+        if (mode == GROUP_UNTOUCHED)
+                return cg->weight;
+        if (w < wmin)
+                return clamp_weight(wmin);
+        if (w > wmax && w > base)
+                return clamp_weight(wmax > base ? wmax : base);
+        if (mode == GROUP_ABOVE && held && w < wmax)
+                return clamp_weight(w + step < wmax ? w + step : wmax);
+        if (mode == GROUP_BELOW && held && w > floor)
+                return clamp_weight(w > step && w - step > floor ? w - step : floor);
+        return cg->weight;
+}
+
+/* Plans every group's weight; returns the groups' new state, sorted by path, in *ret. */
+static int plan_weights(Ctx *c, const PolicyState *s, GroupState **ret) {
+        size_t n = c->snap->n_cgroups;
+        GroupState *groups = calloc(n ? n : 1, sizeof *groups);
+
+        if (!groups)
+                return -ENOMEM;
+        for (size_t g = 0; g < n; g++) {
+                const PolicyCgroup *cg = &c->snap->cgroups[g];
+                const GroupState *old = groups_find(s, cg->path);
+                GroupMode mode = group_mode(c, g);
+                uint64_t since = old && old->mode == mode && old->since_usec <= c->now
+                                         ? old->since_usec
+                                         : c->now;
+                uint64_t held = c->now - since;
+                uint32_t to = weight_target(c, g, mode, held >= c->t->pressure_hold_usec);
+
+                groups[g] =
+                        (GroupState){ .path = strdup(cg->path), .mode = mode, .since_usec = since };
+                if (!groups[g].path) {
+                        groups_free(groups, g);
+                        return -ENOMEM;
+                }
+                if (to == cg->weight)
+                        continue;
+                groups[g].since_usec = c->now; /* one step per hold */
+                PlanWeight *w = &c->plan->weights[c->plan->n_weights++];
+                *w = (PlanWeight){ .cgroup = g, .from = cg->weight, .to = to };
+                weight_reason(c, g, mode, held, to, w->reason, sizeof w->reason);
+        }
+        qsort(groups, n, sizeof *groups, cmp_group_state);
+        *ret = groups;
+        return 0;
+}
+
+/* ---- node pairs */
+
+static unsigned pair_pct(const Ctx *c, unsigned b, unsigned t) {
+        uint64_t d = c->dist[(size_t) b * c->n_nodes + t], near = c->nodes[b].nearest;
+        /* The config keeps it in 101..1000; a struct built by hand gets no margin below 100. */
+        uint64_t base = c->t->node_imbalance_pct > 100 ? c->t->node_imbalance_pct - 100 : 0;
+        uint64_t extra = base * d / (near ? near : TOPOLOGY_LOCAL_DISTANCE);
+
+        return (unsigned) (100 + extra);
+}
+
+/* 100 * load(B)/cap(B) > pct * load(T)/cap(T) */
+static bool pair_ratio_ok(const Ctx *c, unsigned b, unsigned t) {
+        const Node *nb = &c->nodes[b], *nt = &c->nodes[t];
+
+        return 100 * nb->load * nt->cap > pair_pct(c, b, t) * nt->load * nb->cap;
+}
+
+static unsigned pair_min_imbalance(const Ctx *c, unsigned b, unsigned t) {
+        const Node *nb = &c->nodes[b], *nt = &c->nodes[t];
+
+        return nb->cap <= nt->cap ? nb->min_imbalance : nt->min_imbalance;
+}
+
+/* load(B) cap(T) - load(T) cap(B): gap(B,T) * cap(B) cap(T) / min(cap); 0 if T is as busy. */
+static uint64_t pair_cross(const Ctx *c, unsigned b, unsigned t) {
+        const Node *nb = &c->nodes[b], *nt = &c->nodes[t];
+        uint64_t x = nb->load * nt->cap, y = nt->load * nb->cap;
+
+        return x > y ? x - y : 0;
+}
+
+static bool pair_gap_ok(const Ctx *c, unsigned b, unsigned t) {
+        const Node *nb = &c->nodes[b], *nt = &c->nodes[t];
+        uint64_t mincap = nb->cap < nt->cap ? nb->cap : nt->cap;
+
+        return pair_cross(c, b, t) * mincap >
+               (uint64_t) pair_min_imbalance(c, b, t) * ONE_CPU * nb->cap * nt->cap;
+}
+
+static bool pair_imbalanced(const Ctx *c, unsigned b, unsigned t) {
+        const Node *nb = &c->nodes[b], *nt = &c->nodes[t];
+
+        if (b == t || nb->cap == 0 || nt->cap == 0 || !pair_ratio_ok(c, b, t))
+                return false;
+        return pair_gap_ok(c, b, t) || (node_overloaded(nb) && node_has_idle_cpu(nt));
+}
+
+/* Every tick: since when each ordered pair has been imbalanced, and which have been for long. */
+static void update_holds(Ctx *c, PolicyState *s) {
+        for (unsigned b = 0; b < c->n_nodes; b++)
+                for (unsigned t = 0; t < c->n_nodes; t++) {
+                        size_t i = (size_t) b * c->n_nodes + t;
+                        uint64_t *since = &s->pair_since[i];
+
+                        if (!pair_imbalanced(c, b, t)) {
+                                *since = NEVER;
+                                continue;
+                        }
+                        if (*since == NEVER || *since > c->now)
+                                *since = c->now;
+                        c->held[i] = c->now - *since >= c->t->node_imbalance_hold_usec;
+                }
+}
+
+/* ---- candidates */
+
+static bool task_movable(const Ctx *c, size_t i) {
+        const PolicyTask *k = &c->snap->tasks[i];
+
+        if (c->task_node[i] < 0)
+                return false;
+        if (k->foreign && !c->t->override_foreign_affinity)
+                return false;
+        if (!loaded(c, k))
+                return false;
+        if (k->cgroup != POLICY_NO_CGROUP && c->blocked[k->cgroup])
+                return false;
+        return cooled(c, k);
+}
+
+/* A task whose affinity is its own (its cpuset) keeps within it; ours and foreign are replaced. */
+static bool task_keeps_affinity(const PolicyTask *k) {
+        return !k->ours && !k->foreign && k->allowed;
+}
+
+/* pid, then start time, then index: never the order alone. */
+static int cmp_task_identity(const Ctx *c, size_t a, size_t b) {
+        const PolicyTask *x = &c->snap->tasks[a], *y = &c->snap->tasks[b];
+
+        if (x->pid != y->pid)
+                return x->pid < y->pid ? -1 : 1;
+        if (x->starttime_ticks != y->starttime_ticks)
+                return x->starttime_ticks < y->starttime_ticks ? -1 : 1;
+        return (a > b) - (a < b);
+}
+
+static PlanMove *add_move(Ctx *c, size_t i, unsigned from, unsigned to) {
+        const PolicyTask *k = &c->snap->tasks[i];
+        PlanMove *m = &c->plan->moves[c->plan->n_moves];
+
+        *m = (PlanMove){ .pid = k->pid,
+                         .starttime_ticks = k->starttime_ticks,
+                         .from_node = c->nodes[from].id,
+                         .to_node = c->nodes[to].id };
+        m->mask = cpumask_copy(c->nodes[to].usable);
+        if (!m->mask)
+                return NULL;
+        if (from != to && task_keeps_affinity(k))
+                cpumask_and(m->mask, m->mask, k->allowed);
+        c->plan->n_moves++;
+        c->moved[i] = true;
+        return m;
+}
+
+/* ---- inside a node */
+
+/* Fills *ret_in / *ret_out with the busiest CPU of the mask and the idlest outside it. */
+static bool repair_wanted(const Ctx *c, const PolicyTask *k, const Node *n, unsigned *ret_in,
+                          unsigned *ret_out) {
+        uint32_t max_in = 0, min_out = UINT32_MAX;
+        unsigned in = 0, out = 0;
+        bool have_in = false;
+
+        for (unsigned j = 0; j < n->cap; j++) {
+                unsigned cpu = n->cpus[j];
+                uint32_t u = c->snap->cpus[cpu].util_permyriad;
+
+                if (!cpumask_isset(k->allowed, cpu)) {
+                        if (u < min_out)
+                                min_out = u, out = cpu;
+                } else if (!have_in || u > max_in) {
+                        max_in = u, in = cpu;
+                        have_in = true;
+                }
+        }
+        if (!have_in || min_out == UINT32_MAX)
+                return false;
+        *ret_in = in;
+        *ret_out = out;
+        return 100 * (uint64_t) max_in > (uint64_t) c->t->imbalance_pct * min_out;
+}
+
+static bool repair_candidate(const Ctx *c, size_t i) {
+        const PolicyTask *k = &c->snap->tasks[i];
+        int node = c->task_node[i];
+
+        if (!k->ours || !k->allowed || node < 0 || c->nodes[node].cap == 0 || !cooled(c, k))
+                return false;
+        if (!loaded(c, k))
+                return false;
+        return mask_strict_subset(k->allowed, c->nodes[node].usable);
+}
+
+static int repair_reason(const Ctx *c, const PolicyTask *k, unsigned node, unsigned in,
+                         unsigned out, char *buf, size_t size) {
+        _cleanup_free_ char *mask = NULL, *whole = NULL;
+        char a[32], b[32];
+
+        if (cpumask_format(k->allowed, &mask) < 0 ||
+            cpumask_format(c->nodes[node].usable, &whole) < 0)
+                return -ENOMEM;
+        reason_printf(buf, size,
+                      "mask %s is part of node %d (%s): CPU %u at %s vs CPU %u at %s > %u%%", mask,
+                      c->nodes[node].id, whole, in, fmt_load(a, c->snap->cpus[in].util_permyriad),
+                      out, fmt_load(b, c->snap->cpus[out].util_permyriad), c->t->imbalance_pct);
+        return 0;
+}
+
+/*
+ * The one pass over the tasks after the loads: the masks to repair, and the movable tasks as
+ * compact candidates, then bucketed by node (counting sort over the compact copies).
+ */
+static void classify_tasks(Ctx *c) {
+        size_t n = 0, used = 0;
+
+        for (size_t i = 0; i < c->snap->n_tasks; i++) {
+                const PolicyTask *k = &c->snap->tasks[i];
+                unsigned in, out;
+
+                if (repair_candidate(c, i) &&
+                    repair_wanted(c, k, &c->nodes[c->task_node[i]], &in, &out))
+                        c->repairs[c->n_repairs++] = i;
+                if (!task_movable(c, i))
+                        continue;
+                c->cand_tmp[n] = (Cand){ .load = (uint32_t) task_load(k),
+                                         .pid = k->pid,
+                                         .idx = (uint32_t) i,
+                                         .keeps_affinity = task_keeps_affinity(k) };
+                c->cand_tmp_node[n++] = c->task_node[i];
+                c->nodes[c->task_node[i]].n_cands++;
+        }
+        for (unsigned node = 0; node < c->n_nodes; node++) {
+                c->nodes[node].cands = c->cand_storage + used;
+                used += c->nodes[node].n_cands;
+                c->nodes[node].n_cands = 0;
+        }
+        for (size_t j = 0; j < n; j++) {
+                Node *nd = &c->nodes[c->cand_tmp_node[j]];
+
+                nd->cands[nd->n_cands++] = c->cand_tmp[j];
+        }
+}
+
+static int cmp_repair(const void *a, const void *b, void *c) {
+        return cmp_task_identity(c, *(const size_t *) a, *(const size_t *) b);
+}
+
+static int plan_repairs(Ctx *c) {
+        size_t *list = c->repairs, n = c->n_repairs;
+        int r;
+
+        /* Found in task order, taken in pid order: the cap must not favour the array's order. */
+        qsort_r(list, n, sizeof *list, cmp_repair, c);
+        for (size_t j = 0; j < n && c->plan->n_moves < c->max_moves; j++) {
+                size_t i = list[j];
+                unsigned node = (unsigned) c->task_node[i], in, out;
+                PlanMove *m;
+
+                (void) repair_wanted(c, &c->snap->tasks[i], &c->nodes[node], &in, &out);
+                m = add_move(c, i, node, node);
+                if (!m)
+                        return -ENOMEM;
+                r = repair_reason(c, &c->snap->tasks[i], node, in, out, m->reason,
+                                  sizeof m->reason);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* ---- across nodes */
+
+/* Node i before j as a source: busier per CPU, then lower index. */
+static bool source_before(const Ctx *c, unsigned i, unsigned j) {
+        const Node *x = &c->nodes[i], *y = &c->nodes[j];
+        int d = cmp_per_cpu(x->load, x->cap, y->load, y->cap);
+
+        return d != 0 ? d > 0 : i < j;
+}
+
+/* The nodes with movable tasks, in c->order (insertion sort: a handful of nodes). */
+static unsigned sort_sources(Ctx *c) {
+        unsigned n = 0;
+
+        for (unsigned i = 0; i < c->n_nodes; i++) {
+                unsigned j;
+
+                if (c->nodes[i].cap == 0 || c->nodes[i].n_cands == 0)
+                        continue;
+                for (j = n++; j > 0 && source_before(c, i, c->order[j - 1]); j--)
+                        c->order[j] = c->order[j - 1];
+                c->order[j] = i;
+        }
+        return n;
+}
+
+/* Destination before other: lower load per CPU, then nearer to b, then lower index. */
+static bool dest_before(const Ctx *c, unsigned b, unsigned t, unsigned other) {
+        const Node *x = &c->nodes[t], *y = &c->nodes[other];
+        int d = cmp_per_cpu(x->load, x->cap, y->load, y->cap);
+        unsigned dx = c->dist[(size_t) b * c->n_nodes + t];
+        unsigned dy = c->dist[(size_t) b * c->n_nodes + other];
+
+        if (d != 0)
+                return d < 0;
+        if (dx != dy)
+                return dx < dy;
+        return t < other;
+}
+
+static unsigned sort_dests(Ctx *c, unsigned b) {
+        unsigned n = 0;
+
+        for (unsigned t = 0; t < c->n_nodes; t++) {
+                unsigned j;
+
+                if (!c->held[(size_t) b * c->n_nodes + t] || !pair_imbalanced(c, b, t))
+                        continue;
+                for (j = n++; j > 0 && dest_before(c, b, t, c->dests[j - 1]); j--)
+                        c->dests[j] = c->dests[j - 1];
+                c->dests[j] = t;
+        }
+        return n;
+}
+
+/*
+ * The task of b whose move to t leaves their per-CPU loads closest, |D - d (cap(B) + cap(T))|
+ * with D = load(B) cap(T) - load(T) cap(B), among those that make it strictly smaller
+ * (0 < d (cap(B) + cap(T)) < 2D) and, when only the overload exception allows the pair, fit an
+ * idle CPU of t. SIZE_MAX if none.
+ */
+static size_t best_task(const Ctx *c, unsigned b, unsigned t, bool need_fit) {
+        const Node *nb = &c->nodes[b], *nt = &c->nodes[t];
+        uint64_t cross = pair_cross(c, b, t), caps = (uint64_t) nb->cap + nt->cap;
+        uint64_t best_score = UINT64_MAX;
+        size_t best = SIZE_MAX;
+        pid_t best_pid = 0;
+
+        for (size_t j = 0; j < nb->n_cands; j++) {
+                const Cand *k = &nb->cands[j];
+                uint64_t moved = (uint64_t) k->load * caps, score;
+
+                if (moved >= 2 * cross || c->moved[k->idx])
+                        continue;
+                if (need_fit && nt->load + k->load > nt->cap * ONE_CPU + SLACK)
+                        continue;
+                score = moved > cross ? moved - cross : cross - moved;
+                if (score > best_score)
+                        continue;
+                if (score == best_score &&
+                    (k->pid > best_pid ||
+                     (k->pid == best_pid && cmp_task_identity(c, k->idx, best) > 0)))
+                        continue;
+                if (k->keeps_affinity &&
+                    !masks_intersect(c->snap->tasks[k->idx].allowed, nt->usable))
+                        continue;
+                best = k->idx;
+                best_pid = k->pid;
+                best_score = score;
+        }
+        return best;
+}
+
+static void move_reason(const Ctx *c, const PlanMove *m, unsigned b, unsigned t, uint64_t d,
+                        const PolicyState *s, char *buf, size_t size) {
+        const Node *nb = &c->nodes[b], *nt = &c->nodes[t];
+        uint64_t mincap = nb->cap < nt->cap ? nb->cap : nt->cap;
+        uint64_t gap = pair_cross(c, b, t) * mincap / ((uint64_t) nb->cap * nt->cap);
+        uint64_t since = s->pair_since[(size_t) b * c->n_nodes + t];
+        char lb[32], pb[32], lt[32], pt[32], g[32], h[32], dl[32], ratio[32], gapwhy[96];
+
+        if (nt->load == 0)
+                reason_printf(ratio, sizeof ratio, "inf");
+        else
+                reason_printf(ratio, sizeof ratio, "%" PRIu64 "%%",
+                              100 * nb->load * nt->cap / (nt->load * nb->cap));
+        if (pair_gap_ok(c, b, t))
+                reason_printf(gapwhy, sizeof gapwhy, "gap %s > %u", fmt_load(g, gap),
+                              pair_min_imbalance(c, b, t));
+        else
+                reason_printf(gapwhy, sizeof gapwhy,
+                              "gap %s <= %u but node %d overloaded, node %d has a free CPU",
+                              fmt_load(g, gap), pair_min_imbalance(c, b, t), m->from_node,
+                              m->to_node);
+        reason_printf(buf, size,
+                      "node %d load %s on %u CPUs (%s/CPU) vs node %d %s on %u (%s/CPU): "
+                      "ratio %s > %u%%, %s, for %s; task %s",
+                      m->from_node, fmt_load(lb, nb->load), nb->cap,
+                      fmt_load(pb, nb->load / nb->cap), m->to_node, fmt_load(lt, nt->load), nt->cap,
+                      fmt_load(pt, nt->load / nt->cap), ratio, pair_pct(c, b, t), gapwhy,
+                      fmt_usec(h, c->now - since), fmt_load(dl, d));
+}
+
+/* Moves one task from b to t if one qualifies: 1 if it did, 0 if none, -ENOMEM. */
+static int try_move(Ctx *c, const PolicyState *s, unsigned b, unsigned t) {
+        Node *nb = &c->nodes[b], *nt = &c->nodes[t];
+        bool need_fit = !pair_gap_ok(c, b, t);
+        size_t i;
+        uint64_t d;
+        PlanMove *m;
+
+        if (need_fit && !node_overloaded(nb))
+                return 0;
+        i = best_task(c, b, t, need_fit);
+        if (i == SIZE_MAX)
+                return 0;
+        d = task_load(&c->snap->tasks[i]);
+        m = add_move(c, i, b, t);
+        if (!m)
+                return -ENOMEM;
+        move_reason(c, m, b, t, d, s, m->reason, sizeof m->reason);
+        nb->load = nb->load > d ? nb->load - d : 0;
+        nt->load = sat_add(nt->load, d);
+        return 1;
+}
+
+static int plan_node_moves(Ctx *c, const PolicyState *s) {
+        while (c->plan->n_moves < c->max_moves) {
+                unsigned n_src = sort_sources(c);
+                int r = 0;
+
+                for (unsigned i = 0; i < n_src && r == 0; i++) {
+                        unsigned b = c->order[i], n_dst = sort_dests(c, b);
+
+                        for (unsigned j = 0; j < n_dst && r == 0; j++)
+                                r = try_move(c, s, b, c->dests[j]);
+                }
+                if (r <= 0)
+                        return r;
+        }
+        return 0;
+}
+
+static bool node_balance_tick(const Ctx *c, const PolicyState *s) {
+        uint64_t mult = c->t->busy_node_multiplier;
+
+        if (c->n_nodes < 2)
+                return false;
+        for (unsigned i = 0; i < c->n_nodes; i++)
+                if (node_has_idle_cpu(&c->nodes[i]))
+                        mult = c->t->idle_node_multiplier;
+        return s->ticks % (mult ? mult : 1) == 0;
+}
+
+/* ---- the plan */
+
+static int plan_new(Ctx *c) {
+        uint64_t max = c->t->max_moves_per_tick;
+
+        c->max_moves = max < c->snap->n_tasks ? (size_t) max : c->snap->n_tasks;
+        c->plan = calloc(1, sizeof *c->plan);
+        if (!c->plan)
+                return -ENOMEM;
+        c->plan->moves = calloc(c->max_moves ? c->max_moves : 1, sizeof *c->plan->moves);
+        c->plan->weights =
+                calloc(c->snap->n_cgroups ? c->snap->n_cgroups : 1, sizeof *c->plan->weights);
+        if (!c->plan->moves || !c->plan->weights)
+                return -ENOMEM;
+        return 0;
+}
+
+int policy_plan(PolicyState *s, const PolicySnapshot *snap, const Topology *topo, const Tunables *t,
+                uint64_t now_usec, Plan **ret) {
+        _cleanup_(ctx_done) Ctx c = {};
+        GroupState *groups = NULL;
+        int r;
+
+        if (!s || !t || !ret)
+                return -EINVAL;
+        r = ctx_init(&c, snap, topo, t, now_usec);
+        if (r < 0)
+                return r;
+        r = state_fit(s, c.n_nodes);
+        if (r < 0)
+                return r;
+        r = plan_new(&c);
+        if (r < 0)
+                return r;
+        ctx_blocked(&c);
+        r = plan_weights(&c, s, &groups);
+        if (r < 0)
+                return r;
+        update_holds(&c, s);
+        classify_tasks(&c);
+        /* Repairs first: the tasks they move are marked, and no task moves twice. */
+        r = plan_repairs(&c);
+        if (r >= 0 && node_balance_tick(&c, s)) {
+                c.plan->node_balance_ran = true;
+                r = plan_node_moves(&c, s);
+        }
+        if (r < 0) {
+                groups_free(groups, snap->n_cgroups);
+                return r;
+        }
+        groups_free(s->groups, s->n_groups);
+        s->groups = groups;
+        s->n_groups = snap->n_cgroups;
+        s->ticks++;
+        *ret = TAKE_PTR(c.plan);
+        return 0;
+}
+
+/* ---- dump */
+
+static const PolicyTask *find_task(const PolicySnapshot *snap, pid_t pid, uint64_t start) {
+        for (size_t i = 0; snap && i < snap->n_tasks; i++)
+                if (snap->tasks[i].pid == pid && snap->tasks[i].starttime_ticks == start)
+                        return &snap->tasks[i];
+        return NULL;
+}
+
+void plan_dump(const Plan *p, const PolicySnapshot *snap, FILE *f) {
+        if (!p)
+                return;
+        for (size_t i = 0; i < p->n_moves; i++) {
+                const PlanMove *m = &p->moves[i];
+                const PolicyTask *k = find_task(snap, m->pid, m->starttime_ticks);
+                _cleanup_free_ char *mask = NULL;
+
+                (void) cpumask_format(m->mask, &mask);
+                fprintf(f, "move pid %d (%s) node %d -> %d mask %s: %s\n", (int) m->pid,
+                        k ? k->comm : "?", m->from_node, m->to_node, mask ? mask : "?", m->reason);
+        }
+        for (size_t i = 0; i < p->n_weights; i++) {
+                const PlanWeight *w = &p->weights[i];
+                const char *path =
+                        snap && w->cgroup < snap->n_cgroups ? snap->cgroups[w->cgroup].path : "?";
+
+                fprintf(f, "weight %s %" PRIu32 " -> %" PRIu32 ": %s\n", path, w->from, w->to,
+                        w->reason);
+        }
+}

@@ -1,0 +1,1217 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy.h"
+#include "testutil.h"
+#include "topology.h"
+#include "tunables.h"
+
+#define NUMAQ "pack:4 numa:1 core:4 pu:1" /* seed 002's machine: 4 nodes of 4 CPUs */
+#define TWO_NODES "pack:2 numa:1 core:2 pu:1" /* 2 nodes of 2 CPUs */
+#define EIGHT_NODES "pack:2 numa:4 core:2 pu:1" /* 2 packages of 4 nodes of 2 CPUs */
+#define ONE_NODE "pack:1 numa:1 core:4 pu:1"
+/* 10 local, 16 within a package, 32 across */
+static const char eight_distances[] = "10,16,16,16,32,32,32,32;"
+                                      "16,10,16,16,32,32,32,32;"
+                                      "16,16,10,16,32,32,32,32;"
+                                      "16,16,16,10,32,32,32,32;"
+                                      "32,32,32,32,10,16,16,16;"
+                                      "32,32,32,32,16,10,16,16;"
+                                      "32,32,32,32,16,16,10,16;"
+                                      "32,32,32,32,16,16,16,10";
+
+#define SEC UINT64_C(1000000)
+#define BUSY 10000u /* one CPU's worth */
+#define MAX_TASKS 64
+#define MAX_CPUS 16
+#define MAX_GROUPS 4
+
+/*
+ * A simulated machine: tasks placed on CPUs, each with a demand (what it would use on a CPU of
+ * its own), and unmanaged load per CPU. sim_snapshot() turns the placement into what the sampler
+ * would measure: a CPU's utilisation is its total demand capped at one CPU, shared among its
+ * tasks in proportion to their demand; what a task does not get is its wait. sim_apply() carries
+ * out a plan as the actuator and the kernel would: a moved task gets the mask and lands on the
+ * least loaded CPU of it; a weight change is written.
+ */
+typedef struct Sim {
+        Topology *topo;
+        Tunables t;
+        PolicyState *state;
+        unsigned n_cpus;
+        uint32_t base[MAX_CPUS];
+        PolicyCpu cpus[MAX_CPUS];
+        PolicyTask tasks[MAX_TASKS];
+        CpuMask *masks[MAX_TASKS];
+        size_t n_tasks;
+        PolicyCgroup cgroups[MAX_GROUPS];
+        size_t n_cgroups;
+        PolicySnapshot snap;
+        uint64_t now;
+        size_t moves; /* applied so far */
+} Sim;
+
+static Sim *sim_new_topology(Topology *topo) {
+        Sim *s = calloc(1, sizeof *s);
+
+        cr_assert_not_null(s);
+        s->topo = topo;
+        s->n_cpus = topology_cpu_capacity(topo);
+        cr_assert_leq(s->n_cpus, MAX_CPUS);
+        cr_assert_eq(tunables_defaults(&s->t), 0);
+        s->state = policy_state_new(topo);
+        cr_assert_not_null(s->state);
+        return s;
+}
+
+static Sim *sim_new(const char *description, const char *distances) {
+        _cleanup_free_ unsigned *d = NULL;
+        Topology *topo = NULL;
+        unsigned n = 0;
+
+        if (distances)
+                cr_assert_eq(topology_parse_distances(distances, &d, &n, NULL), 0);
+        cr_assert_eq(topology_new_from_synthetic(description, d, n, &topo), 0, "%s", description);
+        return sim_new_topology(topo);
+}
+
+static Sim *sim_new_root(const char *rel) {
+        _cleanup_free_ char *root = fixture_path(rel);
+        Topology *topo = NULL;
+
+        cr_assert_eq(topology_new_from_root(root, &topo), 0, "%s", root);
+        return sim_new_topology(topo);
+}
+
+static void sim_free(Sim *s) {
+        if (!s)
+                return;
+        for (size_t i = 0; i < s->n_tasks; i++)
+                cpumask_free(s->masks[i]);
+        policy_state_free(s->state);
+        tunables_free(&s->t);
+        topology_free(s->topo);
+        free(s);
+}
+
+static void sim_freep(Sim **s) {
+        sim_free(*s);
+}
+#define _cleanup_sim_ _cleanup_(sim_freep)
+
+static void set_min_imbalance(Sim *s, const char *v) {
+        free(s->t.node_min_imbalance);
+        s->t.node_min_imbalance = strdup(v);
+        cr_assert_not_null(s->t.node_min_imbalance);
+}
+
+static void set_mask(Sim *s, PolicyTask *k, const char *cpus) {
+        size_t i = (size_t) (k - s->tasks);
+
+        cpumask_free(s->masks[i]);
+        s->masks[i] = NULL;
+        cr_assert_eq(cpumask_parse(cpus, s->n_cpus, &s->masks[i], NULL), 0, "%s", cpus);
+        k->allowed = s->masks[i];
+}
+
+/* A task that may run anywhere (its affinity is all usable CPUs), now on cpu. */
+static PolicyTask *sim_task(Sim *s, pid_t pid, int cpu, uint32_t demand) {
+        PolicyTask *k = &s->tasks[s->n_tasks];
+
+        cr_assert_lt(s->n_tasks, MAX_TASKS);
+        *k = (PolicyTask){ .pid = pid,
+                           .starttime_ticks = (uint64_t) pid * 100,
+                           .cgroup = POLICY_NO_CGROUP,
+                           .cpu = cpu,
+                           .demand_permyriad = demand };
+        (void) snprintf(k->comm, sizeof k->comm, "task%d", (int) pid);
+        s->masks[s->n_tasks] = cpumask_copy(topology_usable_cpus(s->topo));
+        cr_assert_not_null(s->masks[s->n_tasks]);
+        k->allowed = s->masks[s->n_tasks];
+        s->n_tasks++;
+        return k;
+}
+
+/* n tasks of one CPU each, pids from pid, spread round-robin over cpus lo..hi. */
+static void sim_busy(Sim *s, pid_t pid, unsigned n, int lo, int hi) {
+        for (unsigned i = 0; i < n; i++)
+                (void) sim_task(s, pid + (pid_t) i, lo + (int) i % (hi - lo + 1), BUSY);
+}
+
+static PolicyCgroup *sim_group(Sim *s, const char *path, bool protected, uint32_t weight) {
+        PolicyCgroup *g = &s->cgroups[s->n_cgroups++];
+
+        cr_assert_leq(s->n_cgroups, MAX_GROUPS);
+        *g = (PolicyCgroup){ .path = path,
+                             .protected = protected,
+                             .has_pressure = true,
+                             .weight = weight,
+                             .base_weight = weight };
+        return g;
+}
+
+static const PolicySnapshot *sim_snapshot(Sim *s) {
+        uint64_t total[MAX_CPUS];
+
+        for (unsigned c = 0; c < s->n_cpus; c++)
+                total[c] = s->base[c];
+        for (size_t i = 0; i < s->n_tasks; i++)
+                if (s->tasks[i].cpu >= 0)
+                        total[s->tasks[i].cpu] += s->tasks[i].demand_permyriad;
+        for (unsigned c = 0; c < s->n_cpus; c++) {
+                uint64_t util = total[c] < BUSY ? total[c] : BUSY, tasks = total[c] - s->base[c];
+                uint64_t share = total[c] ? util * tasks / total[c] : 0, given = 0;
+                PolicyTask *first = NULL;
+
+                s->cpus[c].util_permyriad = (uint32_t) util;
+                for (size_t i = 0; i < s->n_tasks; i++) {
+                        PolicyTask *k = &s->tasks[i];
+
+                        if (k->cpu != (int) c)
+                                continue;
+                        k->util_permyriad =
+                                (uint32_t) (tasks ? share * k->demand_permyriad / tasks : 0);
+                        given += k->util_permyriad;
+                        first = first ? first : k;
+                }
+                if (first) /* the rounding, so the tasks get exactly their share */
+                        first->util_permyriad += (uint32_t) (share - given);
+        }
+        s->snap = (PolicySnapshot){ .interval_usec = SEC,
+                                    .cpus = s->cpus,
+                                    .n_cpus = s->n_cpus,
+                                    .tasks = s->tasks,
+                                    .n_tasks = s->n_tasks,
+                                    .cgroups = s->cgroups,
+                                    .n_cgroups = s->n_cgroups };
+        return &s->snap;
+}
+
+/* One tick, one second after the last. */
+static Plan *sim_plan(Sim *s) {
+        Plan *p = NULL;
+
+        s->now += SEC;
+        cr_assert_eq(policy_plan(s->state, sim_snapshot(s), s->topo, &s->t, s->now, &p), 0);
+        cr_assert_not_null(p);
+        return p;
+}
+
+static PolicyTask *sim_find(Sim *s, pid_t pid) {
+        for (size_t i = 0; i < s->n_tasks; i++)
+                if (s->tasks[i].pid == pid)
+                        return &s->tasks[i];
+        cr_assert_fail("no task %d", (int) pid);
+        return NULL;
+}
+
+static uint64_t sim_cpu_demand(const Sim *s, unsigned cpu) {
+        uint64_t d = s->base[cpu];
+
+        for (size_t i = 0; i < s->n_tasks; i++)
+                if (s->tasks[i].cpu == (int) cpu)
+                        d += s->tasks[i].demand_permyriad;
+        return d;
+}
+
+static void sim_apply(Sim *s, const Plan *p) {
+        for (size_t i = 0; i < p->n_moves; i++) {
+                PolicyTask *k = sim_find(s, p->moves[i].pid);
+                size_t idx = (size_t) (k - s->tasks);
+                int best = -1;
+
+                cpumask_free(s->masks[idx]);
+                s->masks[idx] = cpumask_copy(p->moves[i].mask);
+                cr_assert_not_null(s->masks[idx]);
+                k->allowed = s->masks[idx];
+                k->ours = true;
+                k->foreign = false;
+                k->last_move_usec = s->now;
+                k->cpu = -1; /* off the CPUs while its new one is chosen */
+                CPUMASK_FOREACH(c, k->allowed)
+                        if (best < 0 ||
+                            sim_cpu_demand(s, (unsigned) c) < sim_cpu_demand(s, (unsigned) best))
+                                best = c;
+                cr_assert_geq(best, 0, "empty mask for pid %d", (int) k->pid);
+                k->cpu = best;
+        }
+        for (size_t i = 0; i < p->n_weights; i++)
+                s->cgroups[p->weights[i].cgroup].weight = p->weights[i].to;
+        s->moves += p->n_moves;
+}
+
+/* Runs n ticks, applying each plan; returns the moves made. POLICY_DEBUG=1 prints the plans. */
+static size_t sim_run(Sim *s, unsigned n) {
+        size_t before = s->moves;
+
+        for (unsigned i = 0; i < n; i++) {
+                _cleanup_plan_ Plan *p = sim_plan(s);
+
+                if (getenv("POLICY_DEBUG"))
+                        plan_dump(p, &s->snap, stderr);
+                sim_apply(s, p);
+        }
+        return s->moves - before;
+}
+
+/* The node load by construction: its unmanaged load plus every task's demand. */
+static uint64_t sim_node_load(const Sim *s, unsigned node) {
+        const CpuMask *cpus = topology_node_cpus(s->topo, node);
+        uint64_t load = 0;
+
+        CPUMASK_FOREACH(c, cpus)
+                load += sim_cpu_demand(s, (unsigned) c);
+        return load;
+}
+
+static unsigned sim_node_tasks(const Sim *s, unsigned node) {
+        unsigned n = 0;
+
+        for (size_t i = 0; i < s->n_tasks; i++)
+                n += s->tasks[i].cpu >= 0 &&
+                     topology_cpu_node(s->topo, (unsigned) s->tasks[i].cpu) == (int) node;
+        return n;
+}
+
+/* Busiest minus idlest node load per CPU, over nodes of equal size. */
+static uint64_t sim_spread(const Sim *s) {
+        uint64_t lo = UINT64_MAX, hi = 0;
+
+        for (unsigned n = 0; n < topology_n_nodes(s->topo); n++) {
+                uint64_t l = sim_node_load(s, n) / topology_node_capacity(s->topo, n);
+
+                lo = l < lo ? l : lo;
+                hi = l > hi ? l : hi;
+        }
+        return hi - lo;
+}
+
+static void expect_mask(const CpuMask *m, const char *want) {
+        _cleanup_free_ char *got = NULL;
+
+        cr_assert_eq(cpumask_format(m, &got), 0);
+        cr_expect_str_eq(got, want);
+}
+
+/* ---- empty plans */
+
+Test(policy, balanced_machine_gives_empty_plan) {
+        _cleanup_sim_ Sim *s = sim_new(NUMAQ, NULL);
+        _cleanup_plan_ Plan *p = NULL;
+
+        s->t.node_imbalance_hold_usec = 0;
+        for (unsigned node = 0; node < 4; node++)
+                sim_busy(s, (pid_t) (100 + 10 * node), 2, (int) node * 4, (int) node * 4 + 3);
+        p = sim_plan(s);
+        cr_expect(p->node_balance_ran, "tick 0 balances nodes");
+        cr_expect_eq(p->n_moves, 0);
+        cr_expect_eq(p->n_weights, 0);
+}
+
+Test(policy, idle_machine_gives_empty_plan) {
+        _cleanup_sim_ Sim *s = sim_new(NUMAQ, NULL);
+        _cleanup_plan_ Plan *p = NULL;
+
+        s->t.node_imbalance_hold_usec = 0;
+        /* Tasks below min_task_load (10%) all on node 0: load, but nothing worth moving. */
+        for (int i = 0; i < 4; i++)
+                (void) sim_task(s, 10 + i, 0, 500);
+        p = sim_plan(s);
+        cr_expect_eq(p->n_moves, 0);
+        cr_expect_eq(p->n_weights, 0);
+}
+
+/* ---- thresholds */
+
+Test(policy, imbalance_above_threshold_moves_and_evens_nodes) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        _cleanup_plan_ Plan *p = NULL;
+        uint64_t before;
+
+        s->t.node_imbalance_hold_usec = 0;
+        sim_busy(s, 10, 6, 0, 1); /* 6 tasks on 2 CPUs, the other node idle */
+        before = sim_spread(s);
+        p = sim_plan(s);
+        cr_assert_eq(p->n_moves, 2, "max_moves_per_tick is 2");
+        for (size_t i = 0; i < p->n_moves; i++) {
+                cr_expect_eq(p->moves[i].from_node, 0);
+                cr_expect_eq(p->moves[i].to_node, 1);
+                expect_mask(p->moves[i].mask, "2-3");
+        }
+        sim_apply(s, p);
+        cr_expect_eq(sim_node_load(s, 0), 4 * BUSY);
+        cr_expect_eq(sim_node_load(s, 1), 2 * BUSY);
+        cr_expect_lt(sim_spread(s), before);
+}
+
+/* Node 0: 4 busy tasks and 2 half ones (50000) against 4 busy on node 1 (40000): exactly 125%,
+ * not more. Moving a half task would even them out, so only the ratio holds it back. */
+static void ratio_125(Sim *s) {
+        s->t.node_imbalance_hold_usec = 0;
+        set_min_imbalance(s, "0"); /* the ratio alone decides */
+        sim_busy(s, 10, 4, 0, 1);
+        (void) sim_task(s, 14, 0, BUSY / 2);
+        (void) sim_task(s, 15, 1, BUSY / 2);
+        sim_busy(s, 20, 4, 2, 3);
+}
+
+Test(policy, ratio_at_node_imbalance_pct_does_not_move) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        _cleanup_plan_ Plan *p = NULL;
+
+        ratio_125(s);
+        p = sim_plan(s);
+        cr_expect_eq(p->n_moves, 0);
+}
+
+Test(policy, ratio_just_above_node_imbalance_pct_moves) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        _cleanup_plan_ Plan *p = NULL;
+
+        ratio_125(s);
+        sim_find(s, 13)->demand_permyriad = BUSY + 1; /* 50001 vs 40000 */
+        p = sim_plan(s);
+        cr_assert_eq(p->n_moves, 1);
+        cr_expect_eq(p->moves[0].to_node, 1);
+        cr_expect_eq(p->moves[0].pid, 14, "a half task evens 50001 vs 40000 best");
+}
+
+/* 3 tasks against 2 on 2-CPU nodes is 150%, but moving one only swaps which node is busier:
+ * the difference must strictly shrink, or the next tick would move it back. */
+Test(policy, move_that_only_swaps_the_imbalance_is_not_made) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+
+        s->t.node_imbalance_hold_usec = 0;
+        set_min_imbalance(s, "0");
+        s->t.busy_node_multiplier = 1;
+        sim_busy(s, 10, 3, 0, 1);
+        sim_busy(s, 20, 2, 2, 3);
+        cr_expect_eq(sim_run(s, 30), 0);
+}
+
+/* NUMAQ, "auto": 4 tasks of resistance. 4 tasks on node 0 have a CPU each. */
+/* 12 busy tasks share CPU 0: each gets 8% of it, under min_task_load (10%), but wants all of
+ * it. The threshold is on demand: starved tasks are the ones to move. */
+Test(policy, starved_busy_tasks_are_moved) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        _cleanup_plan_ Plan *p = NULL;
+
+        s->t.node_imbalance_hold_usec = 0;
+        sim_busy(s, 10, 12, 0, 0);
+        p = sim_plan(s);
+        cr_assert_lt(s->tasks[0].util_permyriad, s->t.min_task_load_pct * 100);
+        cr_expect_eq(p->n_moves, 2);
+}
+
+Test(policy, gap_at_min_imbalance_does_not_move) {
+        _cleanup_sim_ Sim *s = sim_new(NUMAQ, NULL);
+        _cleanup_plan_ Plan *p = NULL;
+
+        s->t.node_imbalance_hold_usec = 0;
+        sim_busy(s, 10, 4, 0, 3);
+        p = sim_plan(s);
+        cr_expect_eq(p->n_moves, 0);
+}
+
+Test(policy, gap_just_above_min_imbalance_moves) {
+        _cleanup_sim_ Sim *s = sim_new(NUMAQ, NULL);
+        _cleanup_plan_ Plan *p = NULL;
+
+        s->t.node_imbalance_hold_usec = 0;
+        sim_busy(s, 10, 4, 0, 3);
+        (void) sim_task(s, 20, 0, 1); /* 40001: one permyriad over 4 tasks */
+        p = sim_plan(s);
+        cr_assert_eq(p->n_moves, 1, "then 30001 vs 10000 is within the resistance");
+        cr_expect_eq(p->moves[0].from_node, 0);
+        cr_expect_eq(p->moves[0].to_node, 1);
+        cr_expect_eq(p->moves[0].pid, 10);
+}
+
+/* 5 tasks on node 0 (one waits), 2 on node 1 (2 idle CPUs): the gap, 3, is within the 4 of
+ * resistance, but a task waits while node 1 has a CPU free. Nodes 2 and 3 carry 4 each. */
+Test(policy, overload_exception_moves_within_min_imbalance) {
+        _cleanup_sim_ Sim *s = sim_new(NUMAQ, NULL);
+        _cleanup_plan_ Plan *p = NULL;
+
+        s->t.node_imbalance_hold_usec = 0;
+        sim_busy(s, 10, 5, 0, 3);
+        sim_busy(s, 20, 2, 4, 7);
+        sim_busy(s, 30, 4, 8, 11);
+        sim_busy(s, 40, 4, 12, 15);
+        p = sim_plan(s);
+        cr_assert_eq(p->n_moves, 1, "then node 0 is no longer overloaded");
+        cr_expect_eq(p->moves[0].from_node, 0);
+        cr_expect_eq(p->moves[0].to_node, 1);
+        cr_expect(strstr(p->moves[0].reason, "overloaded") != NULL, "%s", p->moves[0].reason);
+}
+
+/* The exception is for a task that finds a free CPU: node 1's room is one CPU (plus slack), so
+ * of node 0's 1.5-CPU processes none goes, though one would even the nodes out as well. */
+Test(policy, overload_exception_moves_only_what_fits_the_free_cpu) {
+        _cleanup_sim_ Sim *s = sim_new(NUMAQ, NULL);
+        _cleanup_plan_ Plan *p = NULL;
+
+        s->t.node_imbalance_hold_usec = 0;
+        for (int i = 0; i < 3; i++)
+                (void) sim_task(s, 10 + i, i, 3 * BUSY / 2); /* 2 threads each */
+        (void) sim_task(s, 13, 3, BUSY); /* node 0: 55000, a gap of 2.5 < 4 */
+        sim_busy(s, 20, 3, 4, 7); /* node 1: 30000, one CPU free */
+        sim_busy(s, 30, 4, 8, 11);
+        sim_busy(s, 40, 4, 12, 15);
+        p = sim_plan(s);
+        cr_assert_eq(p->n_moves, 1);
+        cr_expect_eq(p->moves[0].pid, 13);
+        cr_expect_eq(p->moves[0].to_node, 1);
+}
+
+Test(policy, overload_exception_needs_a_free_cpu_on_the_destination) {
+        _cleanup_sim_ Sim *s = sim_new(NUMAQ, NULL);
+        _cleanup_plan_ Plan *p = NULL;
+
+        s->t.node_imbalance_hold_usec = 0;
+        sim_busy(s, 10, 6, 0, 3); /* 150% of node 1, a gap of 2 < 4 */
+        sim_busy(s, 20, 4, 4, 7); /* no CPU free */
+        sim_busy(s, 30, 4, 8, 11);
+        sim_busy(s, 40, 4, 12, 15);
+        p = sim_plan(s);
+        cr_expect_eq(p->n_moves, 0);
+}
+
+/* The same 119% imbalance: a task the daemon confined gets its node back, no task changes node.
+ * Resistance (min imbalance) is off, so it is node_imbalance_pct alone that holds. */
+static void imbalanced_119(Sim *s) {
+        PolicyTask *k;
+
+        s->t.node_imbalance_hold_usec = 0;
+        set_min_imbalance(s, "0");
+        k = sim_task(s, 10, 0, BUSY);
+        set_mask(s, k, "0");
+        k->ours = true;
+        for (int i = 0; i < 3; i++)
+                (void) sim_task(s, 11 + i, 1, 2000); /* small enough to even nodes out */
+        (void) sim_task(s, 14, 1, 2400); /* CPU 0 at 100% vs CPU 1 at 84%: 119% */
+        s->base[2] = s->base[3] = 7731; /* node 0 at 18400 vs 15462: 119% */
+}
+
+Test(policy, cross_node_threshold_is_harder_than_in_node) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        _cleanup_plan_ Plan *p = NULL;
+
+        cr_assert_lt(s->t.imbalance_pct, s->t.node_imbalance_pct, "defaults");
+        imbalanced_119(s);
+        p = sim_plan(s);
+        cr_assert_eq(p->n_moves, 1);
+        cr_expect_eq(p->moves[0].pid, 10);
+        cr_expect_eq(p->moves[0].from_node, 0);
+        cr_expect_eq(p->moves[0].to_node, 0, "a repair inside node 0");
+        expect_mask(p->moves[0].mask, "0-1");
+}
+
+/* The control: with node_imbalance_pct as low as imbalance_pct, the same loads move a task. */
+Test(policy, cross_node_threshold_as_low_as_in_node_moves) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        _cleanup_plan_ Plan *p = NULL;
+
+        s->t.node_imbalance_pct = s->t.imbalance_pct;
+        imbalanced_119(s);
+        p = sim_plan(s);
+        cr_assert_eq(p->n_moves, 2);
+        cr_expect_eq(p->moves[1].pid, 11, "the 2000 task closest to the 1469 that evens out");
+        cr_expect_eq(p->moves[1].to_node, 1);
+}
+
+Test(policy, repair_waits_for_imbalance_pct) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        _cleanup_plan_ Plan *p = NULL;
+        PolicyTask *k;
+
+        k = sim_task(s, 10, 0, BUSY);
+        set_mask(s, k, "0");
+        k->ours = true;
+        s->base[1] = 8548; /* 100 / 85.48 = 116.99% */
+        s->base[2] = s->base[3] = 9274;
+        p = sim_plan(s);
+        cr_expect_eq(p->n_moves, 0);
+}
+
+Test(policy, repair_only_for_masks_the_daemon_set) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        _cleanup_plan_ Plan *p = NULL;
+        PolicyTask *k;
+
+        k = sim_task(s, 10, 0, BUSY);
+        set_mask(s, k, "0");
+        k->foreign = true; /* taskset narrowed it, not us */
+        s->base[2] = s->base[3] = BUSY;
+        p = sim_plan(s);
+        cr_expect_eq(p->n_moves, 0);
+}
+
+/* Node 0 at 140% of every other node, the far ones even a little less loaded: only the near
+ * ones (pct 125) qualify; the far ones need 100 + 25 * 32 / 16 = 150%. */
+Test(policy, farther_nodes_need_more_imbalance) {
+        _cleanup_sim_ Sim *s = sim_new(EIGHT_NODES, eight_distances);
+        _cleanup_plan_ Plan *p = NULL;
+
+        s->t.node_imbalance_hold_usec = 0;
+        s->t.max_moves_per_tick = 1;
+        set_min_imbalance(s, "0");
+        (void) sim_task(s, 10, 0, BUSY);
+        (void) sim_task(s, 11, 1, BUSY);
+        (void) sim_task(s, 12, 0, 4000);
+        (void) sim_task(s, 13, 1, 4000); /* 28000 */
+        for (unsigned c = 2; c < 16; c++)
+                s->base[c] = c < 8 ? BUSY : 9500; /* near 20000, far 19000 (147%) */
+        p = sim_plan(s);
+        cr_assert_eq(p->n_moves, 1);
+        cr_expect_eq(p->moves[0].to_node, 1, "nearest, though nodes 4-7 are less loaded");
+        cr_expect_eq(p->moves[0].pid, 12, "a 4000 task evens 28000 vs 20000");
+}
+
+/* 8 tasks on node 4, all others idle, 8 moves allowed: equally idle, the near nodes (its
+ * package: 5-7) are filled first, though the far ones have lower ids; a far node only once it
+ * is the least loaded. */
+Test(policy, equally_loaded_far_nodes_are_chosen_last) {
+        _cleanup_sim_ Sim *s = sim_new(EIGHT_NODES, eight_distances);
+        _cleanup_plan_ Plan *p = NULL;
+        static const int want[] = { 5, 6, 7, 0, 1, 2 };
+
+        s->t.node_imbalance_hold_usec = 0;
+        s->t.max_moves_per_tick = 8;
+        sim_busy(s, 10, 8, 8, 9);
+        p = sim_plan(s);
+        /* 80000 -> 20000 on node 4; then 20000 vs 0 is a gap of 2, not above "auto" (2). */
+        cr_assert_eq(p->n_moves, ELEMENTSOF(want));
+        for (size_t i = 0; i < ELEMENTSOF(want); i++)
+                cr_expect_eq(p->moves[i].to_node, want[i], "move %zu", i);
+}
+
+/* Node 0 (4 CPUs) and node 1 (CPUs 4 and 6; 5 is isolated, 7 offline): loads are compared per
+ * CPU, and the gap is the per-CPU difference times the smaller node's 2 CPUs. */
+Test(policy, unequal_nodes_compare_loads_per_cpu) {
+        _cleanup_sim_ Sim *s = sim_new_root("topology/smt-offline");
+        _cleanup_plan_ Plan *p = NULL;
+        uint64_t loads[2];
+
+        s->t.node_imbalance_hold_usec = 0;
+        set_min_imbalance(s, "2");
+        sim_busy(s, 10, 6, 0, 3); /* 1.5/CPU */
+        (void) sim_task(s, 20, 4, BUSY);
+        (void) sim_task(s, 21, 6, BUSY); /* 1.0/CPU: 150%, a total gap of 4, per CPU 1 */
+        s->base[5] = BUSY; /* isolated: not the balancer's */
+        cr_assert_eq(policy_node_loads(sim_snapshot(s), s->topo, loads), 0);
+        cr_expect_eq(loads[0], 6 * BUSY);
+        cr_expect_eq(loads[1], 2 * BUSY, "isolated CPU 5 not counted");
+        p = sim_plan(s);
+        cr_expect_eq(p->n_moves, 0, "a 1-task gap per CPU is within 2 of resistance");
+}
+
+Test(policy, small_busy_node_sheds_to_big_node_with_equal_total) {
+        _cleanup_sim_ Sim *s = sim_new_root("topology/smt-offline");
+        _cleanup_plan_ Plan *p = NULL;
+
+        s->t.node_imbalance_hold_usec = 0;
+        set_min_imbalance(s, "1");
+        sim_busy(s, 10, 4, 0, 3); /* 4 tasks on 4 CPUs: 1.0/CPU */
+        sim_busy(s, 20, 4, 4, 4);
+        sim_find(s, 22)->cpu = sim_find(s, 23)->cpu = 6; /* 4 on 2 CPUs: 2.0/CPU, same total */
+        p = sim_plan(s);
+        cr_assert_eq(p->n_moves, 1, "then 1.5 vs 1.25 per CPU is 120%");
+        cr_expect_eq(p->moves[0].from_node, 1);
+        cr_expect_eq(p->moves[0].to_node, 0);
+        expect_mask(p->moves[0].mask, "0-3");
+}
+
+Test(policy, task_on_offline_cpu_is_skipped) {
+        _cleanup_sim_ Sim *s = sim_new_root("topology/smt-offline");
+        _cleanup_plan_ Plan *p = NULL;
+        uint64_t loads[2];
+
+        s->t.node_imbalance_hold_usec = 0;
+        for (int i = 0; i < 8; i++)
+                (void) sim_task(s, 10 + i, 7, BUSY); /* CPU 7 is offline */
+        cr_assert_eq(policy_node_loads(sim_snapshot(s), s->topo, loads), 0);
+        cr_expect_eq(s->cpus[7].util_permyriad, BUSY);
+        cr_expect_eq(loads[0] + loads[1], 0, "CPU 7 and its tasks have no node");
+        p = sim_plan(s);
+        cr_expect_eq(p->n_moves, 0);
+}
+
+/* ---- time: hold, multipliers, oscillation, cooldown */
+
+Test(policy, no_move_until_imbalance_has_held) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+
+        /* defaults: node_imbalance_hold 2 s, idle_node_multiplier 2, one tick a second */
+        cr_assert_eq(s->t.node_imbalance_hold_usec, 2 * SEC);
+        cr_assert_eq(s->t.idle_node_multiplier, 2);
+        sim_busy(s, 10, 4, 0, 1);
+        for (unsigned tick = 0; tick < 3; tick++) {
+                _cleanup_plan_ Plan *p = sim_plan(s);
+
+                /* tick 0 balances but the imbalance is new; tick 1 does not balance; tick 2:
+                 * 4 vs 0, then 3 vs 1 (node 0 overloaded, node 1 has a free CPU) */
+                cr_expect_eq(p->n_moves, tick == 2 ? 2u : 0u, "tick %u", tick);
+        }
+}
+
+Test(policy, interrupted_imbalance_restarts_the_hold) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        static const bool busy[] = { true, true, false, true, true, true, true };
+        static const size_t want[] = { 0, 0, 0, 0, 0, 0, 2 };
+
+        sim_busy(s, 10, 4, 0, 1);
+        for (unsigned tick = 0; tick < ELEMENTSOF(busy); tick++) {
+                _cleanup_plan_ Plan *p = NULL;
+
+                for (int i = 0; i < 4; i++)
+                        sim_find(s, 10 + i)->demand_permyriad = busy[tick] ? BUSY : 0;
+                p = sim_plan(s);
+                /* tick 4 balances, but the imbalance is back since tick 3: 1 s */
+                cr_expect_eq(p->n_moves, want[tick], "tick %u", tick);
+        }
+}
+
+Test(policy, idle_node_multiplier_sets_the_balancing_ticks) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+
+        s->t.node_imbalance_hold_usec = 0;
+        s->t.idle_node_multiplier = 3;
+        sim_busy(s, 10, 4, 0, 1); /* node 1 idle */
+        for (unsigned tick = 0; tick < 12; tick++) {
+                _cleanup_plan_ Plan *p = sim_plan(s); /* not applied: same imbalance */
+
+                cr_expect_eq(p->node_balance_ran, tick % 3 == 0, "tick %u", tick);
+                cr_expect_eq(p->n_moves > 0, tick % 3 == 0, "tick %u", tick);
+        }
+}
+
+Test(policy, busy_node_multiplier_sets_the_balancing_ticks) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+
+        s->t.node_imbalance_hold_usec = 0;
+        cr_assert_eq(s->t.busy_node_multiplier, 10);
+        sim_busy(s, 10, 8, 0, 1);
+        sim_busy(s, 20, 3, 2, 3); /* no CPU idle anywhere */
+        for (unsigned tick = 0; tick < 21; tick++) {
+                _cleanup_plan_ Plan *p = sim_plan(s);
+
+                cr_expect_eq(p->node_balance_ran, tick % 10 == 0, "tick %u", tick);
+                cr_expect_eq(p->n_moves > 0, tick % 10 == 0, "tick %u", tick);
+        }
+}
+
+Test(policy, single_node_never_balances_nodes) {
+        _cleanup_sim_ Sim *s = sim_new(ONE_NODE, NULL);
+        _cleanup_plan_ Plan *p = NULL;
+
+        s->t.node_imbalance_hold_usec = 0;
+        sim_busy(s, 10, 8, 0, 0);
+        p = sim_plan(s);
+        cr_expect_not(p->node_balance_ran);
+        cr_expect_eq(p->n_moves, 0);
+}
+
+/* Unmanaged load (a batch job) jumps between node 0 (even ticks) and node 1 (odd ticks). */
+static void flip(Sim *s, unsigned tick) {
+        for (unsigned c = 0; c < 4; c++)
+                s->base[c] = (c < 2) == (tick % 2 == 0) ? BUSY : 0;
+}
+
+/*
+ * Every tick the busiest node changes, so no pair of nodes stays imbalanced for the 2 s hold:
+ * with the defaults, 60 ticks of a load flipping every tick move nothing (bound: 0).
+ */
+Test(policy, oscillating_load_never_outlasts_the_hold) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+
+        s->t.idle_node_multiplier = 1; /* balance every tick, so the flip is seen */
+        sim_busy(s, 10, 2, 0, 1);
+        for (unsigned tick = 0; tick < 60; tick++) {
+                _cleanup_plan_ Plan *p = NULL;
+                uint64_t loads[2];
+
+                flip(s, tick);
+                cr_assert_eq(policy_node_loads(sim_snapshot(s), s->topo, loads), 0);
+                /* even ticks: the batch job and both tasks on node 0 (30000 vs 0) */
+                cr_expect_eq(loads[0], tick % 2 == 0 ? 3 * BUSY : 2 * BUSY, "tick %u", tick);
+                p = sim_plan(s);
+                sim_apply(s, p);
+        }
+        cr_expect_eq(s->moves, 0);
+}
+
+/*
+ * Without the hold, the flip is chased, but each task moves at most once per migrate_cooldown
+ * (10 s): over 60 ticks at most ceil(60 / 10) = 6 moves per task, 12 for the 2 tasks.
+ */
+Test(policy, oscillating_load_is_bounded_by_cooldown) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        uint64_t last[2] = { 0, 0 };
+
+        s->t.node_imbalance_hold_usec = 0;
+        s->t.idle_node_multiplier = 1;
+        sim_busy(s, 10, 2, 0, 1);
+        for (unsigned tick = 0; tick < 60; tick++) {
+                _cleanup_plan_ Plan *p = NULL;
+
+                flip(s, tick);
+                p = sim_plan(s);
+                for (size_t i = 0; i < p->n_moves; i++) {
+                        uint64_t *l = &last[p->moves[i].pid - 10];
+
+                        cr_expect(*l == 0 || s->now - *l >= s->t.migrate_cooldown_usec,
+                                  "pid %d moved again after %" PRIu64 " us", p->moves[i].pid,
+                                  s->now - *l);
+                        *l = s->now;
+                }
+                sim_apply(s, p);
+        }
+        cr_expect_gt(s->moves, 0, "the flip is chased");
+        cr_expect_leq(s->moves, 12);
+}
+
+Test(policy, moved_task_waits_for_cooldown) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        _cleanup_plan_ Plan *p = NULL;
+
+        s->t.node_imbalance_hold_usec = 0;
+        s->t.max_moves_per_tick = 1;
+        s->now = 100 * SEC; /* the plan is at 101 s */
+        sim_busy(s, 10, 4, 0, 1);
+        sim_find(s, 10)->last_move_usec = 92 * SEC; /* 9 s ago */
+        sim_find(s, 11)->last_move_usec = 95 * SEC;
+        sim_find(s, 12)->last_move_usec = 100 * SEC;
+        sim_find(s, 13)->last_move_usec = 91 * SEC; /* 10 s ago: out of cooldown */
+        p = sim_plan(s);
+        cr_assert_eq(p->n_moves, 1);
+        cr_expect_eq(p->moves[0].pid, 13);
+}
+
+Test(policy, no_move_while_every_task_cools_down) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        _cleanup_plan_ Plan *p = NULL;
+
+        s->t.node_imbalance_hold_usec = 0;
+        s->now = 100 * SEC;
+        sim_busy(s, 10, 4, 0, 1);
+        for (int i = 0; i < 4; i++)
+                sim_find(s, 10 + i)->last_move_usec = 92 * SEC;
+        p = sim_plan(s);
+        cr_expect_eq(p->n_moves, 0);
+}
+
+Test(policy, moves_per_tick_are_capped) {
+        static const uint64_t caps[] = { 0, 1, 2, 5 };
+
+        for (size_t i = 0; i < ELEMENTSOF(caps); i++) {
+                _cleanup_sim_ Sim *s = sim_new(NUMAQ, NULL);
+                _cleanup_plan_ Plan *p = NULL;
+
+                s->t.node_imbalance_hold_usec = 0;
+                s->t.max_moves_per_tick = caps[i];
+                sim_busy(s, 10, 16, 0, 3);
+                p = sim_plan(s);
+                cr_expect_eq(p->n_moves, caps[i], "cap %" PRIu64, caps[i]);
+        }
+}
+
+Test(policy, repairs_count_towards_the_cap) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        _cleanup_plan_ Plan *p = NULL;
+        PolicyTask *k;
+
+        s->t.node_imbalance_hold_usec = 0;
+        s->t.max_moves_per_tick = 1;
+        sim_busy(s, 10, 4, 0, 0); /* node 0 overloaded, CPU 1 idle */
+        k = sim_task(s, 5, 0, BUSY);
+        set_mask(s, k, "0");
+        k->ours = true;
+        p = sim_plan(s);
+        cr_assert_eq(p->n_moves, 1);
+        cr_expect_eq(p->moves[0].pid, 5);
+        cr_expect_eq(p->moves[0].to_node, 0);
+}
+
+Test(policy, repairs_past_the_cap_are_taken_in_pid_order) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        _cleanup_plan_ Plan *p = NULL;
+
+        s->t.max_moves_per_tick = 1;
+        for (int i = 0; i < 3; i++) { /* array order 9, 8, 7 */
+                PolicyTask *k = sim_task(s, 9 - i, 0, BUSY);
+
+                set_mask(s, k, "0");
+                k->ours = true;
+        }
+        p = sim_plan(s);
+        cr_assert_eq(p->n_moves, 1);
+        cr_expect_eq(p->moves[0].pid, 7);
+}
+
+/* ---- convergence */
+
+/*
+ * Seed 002's machine, defaults: 8 busy tasks start on node 0 (2 per CPU). The fewest moves that
+ * give every task a CPU of its own is 4; resistance (4 tasks) keeps the rest near their memory.
+ * Ticks: hold 2 s, balancing every 2nd tick, 2 moves a tick: done by the 5th tick.
+ */
+Test(policy, eight_tasks_on_numaq_get_a_cpu_each_in_4_moves) {
+        _cleanup_sim_ Sim *s = sim_new(NUMAQ, NULL);
+        static const unsigned want[] = { 4, 2, 1, 1 };
+
+        sim_busy(s, 10, 8, 0, 3);
+        cr_expect_eq(sim_run(s, 5), 4);
+        cr_expect_eq(sim_run(s, 30), 0, "stable");
+        for (unsigned n = 0; n < 4; n++) {
+                cr_expect_eq(sim_node_tasks(s, n), want[n], "node %u", n);
+                cr_expect_leq(sim_node_load(s, n), 4 * BUSY, "node %u overloaded", n);
+        }
+}
+
+/* Without resistance ("0", as for SMT-sibling nodes), the same 8 tasks end 2 per node, in the
+ * 6 moves that takes. */
+Test(policy, eight_tasks_on_numaq_spread_evenly_without_resistance) {
+        _cleanup_sim_ Sim *s = sim_new(NUMAQ, NULL);
+
+        set_min_imbalance(s, "0");
+        sim_busy(s, 10, 8, 0, 3);
+        cr_expect_eq(sim_run(s, 12), 6);
+        cr_expect_eq(sim_run(s, 30), 0, "stable");
+        for (unsigned n = 0; n < 4; n++)
+                cr_expect_eq(sim_node_tasks(s, n), 2, "node %u", n);
+        cr_expect_eq(sim_spread(s), 0);
+}
+
+/* 8 tasks on a 2x2 machine, no resistance: tick 2 moves 2 (8/0 -> 6/2); then no CPU is idle
+ * anywhere, so nodes balance every busy_node_multiplier (10) ticks: tick 10 moves 2 more. */
+Test(policy, eight_tasks_on_two_nodes_spread_evenly_without_resistance) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+
+        set_min_imbalance(s, "0");
+        sim_busy(s, 10, 8, 0, 1);
+        cr_expect_eq(sim_run(s, 10), 2);
+        cr_expect_eq(sim_run(s, 1), 2);
+        cr_expect_eq(sim_run(s, 30), 0, "stable");
+        cr_expect_eq(sim_node_tasks(s, 0), 4);
+        cr_expect_eq(sim_node_tasks(s, 1), 4);
+}
+
+/* With "auto" (2 tasks on 2-CPU nodes), 5 vs 3 stays: every CPU is busy either way, so a move
+ * would buy no throughput and cost the task its memory locality. */
+Test(policy, resistance_holds_a_small_gap_once_every_cpu_is_busy) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+
+        sim_busy(s, 10, 8, 0, 1);
+        cr_expect_eq(sim_run(s, 40), 3);
+        cr_expect_eq(sim_node_tasks(s, 0), 5);
+        cr_expect_eq(sim_node_tasks(s, 1), 3);
+}
+
+/* ---- what is never moved */
+
+Test(policy, foreign_tasks_are_never_moved) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+
+        sim_busy(s, 10, 8, 0, 1);
+        for (int i = 0; i < 8; i++) {
+                PolicyTask *k = sim_find(s, 10 + i);
+
+                set_mask(s, k, "0-1");
+                k->foreign = true;
+        }
+        cr_expect_eq(sim_run(s, 30), 0);
+}
+
+Test(policy, override_foreign_affinity_moves_them_past_their_mask) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        _cleanup_plan_ Plan *p = NULL;
+
+        s->t.node_imbalance_hold_usec = 0;
+        s->t.override_foreign_affinity = true;
+        sim_busy(s, 10, 8, 0, 1);
+        for (int i = 0; i < 8; i++) {
+                PolicyTask *k = sim_find(s, 10 + i);
+
+                set_mask(s, k, "0-1");
+                k->foreign = true;
+        }
+        p = sim_plan(s);
+        cr_assert_eq(p->n_moves, 2);
+        expect_mask(p->moves[0].mask, "2-3");
+}
+
+/* A task's own affinity (not ours, not foreign) is its cpuset: a move stays inside it. */
+Test(policy, move_stays_inside_the_tasks_cpuset) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        _cleanup_plan_ Plan *p = NULL;
+
+        s->t.node_imbalance_hold_usec = 0;
+        s->t.max_moves_per_tick = 1;
+        sim_busy(s, 10, 6, 0, 1);
+        for (int i = 0; i < 6; i++)
+                set_mask(s, sim_find(s, 10 + i), i == 5 ? "0-2" : "0-1");
+        p = sim_plan(s);
+        cr_assert_eq(p->n_moves, 1);
+        cr_expect_eq(p->moves[0].pid, 15, "the only one whose cpuset reaches node 1");
+        expect_mask(p->moves[0].mask, "2");
+}
+
+/* ---- weights */
+
+Test(policy, protected_weight_rises_stepwise_to_max_then_decays_to_base) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        PolicyCgroup *g = sim_group(s, "cgbalance.slice/a", /* protected= */ true, 100);
+        /* weight after each tick (1 s apart); pressure 30% for 10 ticks, then 2%: steps of 50
+         * every 3 s, the last one up cut at weight_max (180), the last one down at base (100) */
+        static const uint32_t want[] = { 100, 100, 100, 150, 150, 150, 180, 180, 180, 180,
+                                         180, 180, 180, 130, 130, 130, 100, 100, 100, 100 };
+
+        s->t.weight_max = 180;
+        cr_assert_eq(s->t.pressure_hold_usec, 3 * SEC);
+        cr_assert_eq(s->t.weight_step, 50);
+        for (unsigned tick = 0; tick < ELEMENTSOF(want); tick++) {
+                _cleanup_plan_ Plan *p = NULL;
+
+                g->pressure_permyriad = tick < 10 ? 3000 : 200;
+                p = sim_plan(s);
+                sim_apply(s, p);
+                cr_expect_eq(g->weight, want[tick], "tick %u", tick);
+                cr_expect_leq(p->n_weights, 1);
+        }
+}
+
+Test(policy, pressure_between_the_marks_keeps_the_weight) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        PolicyCgroup *g = sim_group(s, "cgbalance.slice/a", true, 300);
+
+        g->base_weight = 100;
+        g->pressure_permyriad = 700; /* between 5% and 10% */
+        cr_expect_eq(sim_run(s, 20), 0);
+        cr_expect_eq(g->weight, 300);
+}
+
+Test(policy, protected_group_below_weight_min_is_raised_at_once) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        PolicyCgroup *g = sim_group(s, "cgbalance.slice/a", true, 20);
+        _cleanup_plan_ Plan *p = NULL;
+
+        p = sim_plan(s);
+        cr_assert_eq(p->n_weights, 1);
+        cr_expect_eq(p->weights[0].from, 20);
+        cr_expect_eq(p->weights[0].to, s->t.weight_min);
+        cr_expect_eq(g->weight, 20, "the plan does not write the snapshot");
+}
+
+/* A reload lowered weight_max under a weight the daemon raised: it comes down at once; a weight
+ * the admin set that high (its base) stays. */
+Test(policy, weight_above_a_lowered_max_comes_down_at_once) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        PolicyCgroup *ours = sim_group(s, "cgbalance.slice/a", true, 900);
+        PolicyCgroup *admin = sim_group(s, "cgbalance.slice/b", true, 900);
+        _cleanup_plan_ Plan *p = NULL;
+
+        ours->base_weight = 100;
+        ours->pressure_permyriad = admin->pressure_permyriad = 3000;
+        s->t.weight_max = 500;
+        p = sim_plan(s);
+        cr_assert_eq(p->n_weights, 1);
+        cr_expect_eq(p->weights[0].cgroup, 0);
+        cr_expect_eq(p->weights[0].to, 500);
+}
+
+Test(policy, unprotected_group_is_never_raised) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        PolicyCgroup *g = sim_group(s, "cgbalance.slice/a", false, 100);
+
+        g->pressure_permyriad = 9000;
+        (void) sim_run(s, 20);
+        cr_expect_eq(g->weight, 100);
+}
+
+/* A reload took it off protected_cgroups: the raise goes, a step per hold, pressure or not. */
+Test(policy, group_no_longer_protected_decays_to_base) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        PolicyCgroup *g = sim_group(s, "cgbalance.slice/a", false, 200);
+        static const uint32_t want[] = { 200, 200, 200, 150, 150, 150, 100, 100, 100, 100 };
+
+        g->base_weight = 100;
+        g->pressure_permyriad = 9000;
+        for (unsigned tick = 0; tick < ELEMENTSOF(want); tick++) {
+                _cleanup_plan_ Plan *p = sim_plan(s);
+
+                sim_apply(s, p);
+                cr_expect_eq(g->weight, want[tick], "tick %u", tick);
+        }
+}
+
+Test(policy, group_that_left_the_snapshot_starts_its_hold_again) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        PolicyCgroup *g = sim_group(s, "cgbalance.slice/a", true, 100);
+        /* present, present, gone, then present: 3 s from its return */
+        static const bool present[] = { true, true, false, true, true, true, true };
+        static const uint32_t want[] = { 100, 100, 100, 100, 100, 100, 150 };
+
+        g->pressure_permyriad = 3000;
+        for (unsigned tick = 0; tick < ELEMENTSOF(want); tick++) {
+                _cleanup_plan_ Plan *p = NULL;
+
+                s->n_cgroups = present[tick] ? 1 : 0;
+                p = sim_plan(s);
+                sim_apply(s, p);
+                cr_expect_eq(g->weight, want[tick], "tick %u", tick);
+        }
+}
+
+/* No PSI: the group's tasks wait (2 tasks on one CPU: 50% each, 100% together). */
+Test(policy, without_psi_task_wait_stands_in_for_pressure) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        PolicyCgroup *g = sim_group(s, "cgbalance.slice/a", true, 100);
+        PolicyCgroup *h = sim_group(s, "cgbalance.slice/b", true, 100);
+
+        g->has_pressure = h->has_pressure = false;
+        sim_task(s, 10, 0, BUSY)->cgroup = 0;
+        sim_task(s, 11, 0, BUSY)->cgroup = 0;
+        sim_task(s, 20, 2, BUSY)->cgroup = 1; /* a CPU to itself: no wait */
+        (void) sim_run(s, 4);
+        cr_expect_eq(g->weight, 150);
+        cr_expect_eq(h->weight, 100);
+}
+
+/* Weight before placement: node 0 is overloaded with a pressured protected group's tasks; while
+ * its weight can rise they stay, once it is at weight_max they may move. */
+Test(policy, weight_before_placement) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        PolicyCgroup *g = sim_group(s, "cgbalance.slice/a", true, 100);
+        _cleanup_plan_ Plan *p = NULL, *q = NULL;
+
+        s->t.node_imbalance_hold_usec = 0;
+        g->pressure_permyriad = 5000;
+        sim_busy(s, 10, 6, 0, 1);
+        for (int i = 0; i < 6; i++)
+                sim_find(s, 10 + i)->cgroup = 0;
+        s->t.idle_node_multiplier = 1;
+        p = sim_plan(s);
+        cr_expect_eq(p->n_moves, 0, "weight first");
+        g->weight = (uint32_t) s->t.weight_max;
+        q = sim_plan(s);
+        cr_expect_eq(q->n_moves, 2, "then placement");
+}
+
+/* ---- contract */
+
+static void expect_same_plan(const Plan *a, const Plan *b) {
+        cr_assert_eq(a->n_moves, b->n_moves);
+        cr_assert_eq(a->n_weights, b->n_weights);
+        cr_expect_eq(a->node_balance_ran, b->node_balance_ran);
+        for (size_t i = 0; i < a->n_moves; i++) {
+                cr_expect_eq(a->moves[i].pid, b->moves[i].pid, "move %zu", i);
+                cr_expect_eq(a->moves[i].starttime_ticks, b->moves[i].starttime_ticks);
+                cr_expect_eq(a->moves[i].from_node, b->moves[i].from_node);
+                cr_expect_eq(a->moves[i].to_node, b->moves[i].to_node);
+                cr_expect(cpumask_equal(a->moves[i].mask, b->moves[i].mask), "move %zu", i);
+                cr_expect_str_eq(a->moves[i].reason, b->moves[i].reason);
+        }
+        for (size_t i = 0; i < a->n_weights; i++) {
+                cr_expect_eq(a->weights[i].cgroup, b->weights[i].cgroup);
+                cr_expect_eq(a->weights[i].to, b->weights[i].to);
+                cr_expect_str_eq(a->weights[i].reason, b->weights[i].reason);
+        }
+}
+
+static void mixed_load(Sim *s) {
+        PolicyCgroup *g = sim_group(s, "cgbalance.slice/a", true, 20);
+
+        s->t.node_imbalance_hold_usec = 0;
+        s->t.max_moves_per_tick = 5;
+        g->pressure_permyriad = 100;
+        sim_busy(s, 10, 9, 0, 3);
+        sim_busy(s, 30, 3, 4, 7);
+        (void) sim_task(s, 40, 8, 3000);
+        (void) sim_task(s, 41, 8, 6000);
+        sim_find(s, 40)->cgroup = 0;
+}
+
+Test(policy, same_input_gives_identical_plan) {
+        _cleanup_sim_ Sim *s = sim_new(NUMAQ, NULL);
+        _cleanup_policy_state_ PolicyState *again = policy_state_new(s->topo);
+        _cleanup_plan_ Plan *p = NULL, *q = NULL;
+
+        mixed_load(s);
+        p = sim_plan(s);
+        cr_assert_gt(p->n_moves, 2, "a plan worth comparing");
+        cr_assert_eq(policy_plan(again, &s->snap, s->topo, &s->t, s->now, &q), 0);
+        expect_same_plan(p, q);
+}
+
+Test(policy, task_order_does_not_change_the_plan) {
+        _cleanup_sim_ Sim *s = sim_new(NUMAQ, NULL);
+        _cleanup_policy_state_ PolicyState *again = policy_state_new(s->topo);
+        _cleanup_plan_ Plan *p = NULL, *q = NULL;
+        PolicyTask reversed[MAX_TASKS];
+        PolicySnapshot snap;
+
+        mixed_load(s);
+        p = sim_plan(s);
+        for (size_t i = 0; i < s->n_tasks; i++)
+                reversed[i] = s->tasks[s->n_tasks - 1 - i];
+        snap = s->snap;
+        snap.tasks = reversed;
+        cr_assert_eq(policy_plan(again, &snap, s->topo, &s->t, s->now, &q), 0);
+        expect_same_plan(p, q);
+}
+
+Test(policy, snapshot_that_does_not_fit_is_rejected) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        Plan *sentinel = (Plan *) &s->snap, *p = sentinel;
+        PolicySnapshot snap;
+
+        snap = *sim_snapshot(s);
+        snap.n_cpus = 3;
+        cr_expect_eq(policy_plan(s->state, &snap, s->topo, &s->t, SEC, &p), -EINVAL);
+        cr_expect_eq(p, sentinel, "ret written on failure");
+        sim_task(s, 10, 0, BUSY)->cgroup = 3;
+        cr_expect_eq(policy_plan(s->state, sim_snapshot(s), s->topo, &s->t, SEC, &p), -EINVAL,
+                     "cgroup index out of range");
+        cr_expect_eq(p, sentinel);
+}
+
+Test(policy, state_follows_a_topology_with_more_nodes) {
+        _cleanup_sim_ Sim *s = sim_new(NUMAQ, NULL);
+        _cleanup_sim_ Sim *small = sim_new(TWO_NODES, NULL);
+        _cleanup_plan_ Plan *p = NULL;
+
+        s->t.node_imbalance_hold_usec = 0;
+        sim_busy(s, 10, 8, 0, 3);
+        /* a state made for 2 nodes, then a 4-node topology (hotplug, rebuilt topology) */
+        cr_assert_eq(policy_plan(small->state, sim_snapshot(s), s->topo, &s->t, SEC, &p), 0);
+        cr_expect_eq(p->n_moves, 2);
+}
+
+Test(policy, plan_dump_writes_one_line_per_action) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        _cleanup_plan_ Plan *p = NULL;
+        _cleanup_free_ char *out = NULL;
+        size_t len = 0;
+        FILE *f;
+
+        s->t.node_imbalance_hold_usec = 0;
+        s->t.max_moves_per_tick = 1;
+        (void) sim_group(s, "cgbalance.slice/a", true, 20);
+        sim_busy(s, 10, 4, 0, 1);
+        p = sim_plan(s);
+        f = open_memstream(&out, &len);
+        cr_assert_not_null(f);
+        plan_dump(p, &s->snap, f);
+        cr_assert_eq(fclose(f), 0);
+        cr_expect_str_eq(out,
+                         "move pid 10 (task10) node 0 -> 1 mask 2-3: node 0 load 4.00 on 2 CPUs "
+                         "(2.00/CPU) vs node 1 0.00 on 2 (0.00/CPU): ratio inf > 125%, gap 4.00 "
+                         "> 2, for 0.0 s; task 1.00\n"
+                         "weight cgbalance.slice/a 20 -> 100: protected, below weight_min 100\n");
+}
