@@ -37,7 +37,7 @@ typedef struct ActuatorCounters {
         uint64_t cross_node_moves; /* of those, to another node */
         uint64_t weight_changes;
         uint64_t tasks_gone; /* ESRCH */
-        uint64_t masks_refused; /* EINVAL */
+        uint64_t masks_refused; /* EINVAL, or threads pinned apart: no one mask to move */
         uint64_t tasks_banned; /* EPERM: no longer managed */
         uint64_t cgroups_gone; /* ENOENT, ENODEV */
         uint64_t restores; /* originals put back */
@@ -83,3 +83,53 @@ int actuator_restore_all(Actuator *a);
 int actuator_reconcile(Actuator *a);
 
 const ActuatorCounters *actuator_counters(const Actuator *a);
+
+/*
+ * The record, state_dir/changes: text, one object a line, every line ending in '\n':
+ *
+ *   cgbalance-changes 1
+ *   task PID STARTTIME ORIG_CPULIST SET_CPULIST WHEN_USEC
+ *   cgroup ORIG_NATIVE SET_NATIVE PATH
+ *
+ * Fields are separated by one space. Numbers are decimal without sign or leading zero; PID is
+ * 1..INT_MAX, natives (cpu.shares or cpu.weight, as the host has) 1..262144. Cpulists are
+ * non-empty and canonical, as cpumask_format() writes them ("0-3,8"). SET is the affinity the
+ * kernel reported after the change. PATH (cgroup_path_is_valid(), not the root) is the rest of the
+ * line taken verbatim: group names may hold spaces, never control characters, so nothing needs
+ * escaping. At most one line per PID and per PATH. Anything else is a corrupt record.
+ */
+typedef struct ActuatorTaskChange {
+        pid_t pid;
+        uint64_t starttime_ticks;
+        CpuMask *orig; /* the affinity before the daemon's first change */
+        CpuMask *set; /* the affinity the daemon set, as the kernel reported it */
+        uint64_t when_usec;
+} ActuatorTaskChange;
+
+typedef struct ActuatorCgroupChange {
+        char *path;
+        uint64_t orig_native, set_native;
+} ActuatorCgroupChange;
+
+typedef struct ActuatorRecord {
+        ActuatorTaskChange *tasks; /* sorted by pid */
+        size_t n_tasks;
+        ActuatorCgroupChange *cgroups;
+        size_t n_cgroups;
+} ActuatorRecord;
+
+ActuatorRecord *actuator_record_free(ActuatorRecord *r); /* accepts NULL, returns NULL */
+DEFINE_TRIVIAL_CLEANUP_FUNC(ActuatorRecord *, actuator_record_free);
+#define _cleanup_actuator_record_ _cleanup_(actuator_record_freep)
+
+/*
+ * Pure: parses a record's text (NUL-terminated). Masks get the given capacity; a CPU beyond it
+ * is corrupt. -EBADMSG for anything but the format above (ret_line, when not NULL, gets the
+ * 1-based line at fault; 0 for a pid or path recorded twice), -EINVAL for a NULL text or a bad
+ * capacity, -ENOMEM.
+ */
+int actuator_record_parse(const char *text, unsigned capacity, ActuatorRecord **ret,
+                          unsigned *ret_line);
+/* Pure: the text of a record, which actuator_record_parse() reads back. -EINVAL for an entry
+ * it could not read back (empty mask, bad path, value out of range), -ENOMEM. */
+int actuator_record_format(const ActuatorRecord *r, char **ret);

@@ -10,13 +10,18 @@
  *
  * It keeps the previous sample of every counter, keyed by identity, so a recycled pid starts
  * from scratch. The first sample of a live machine only primes the counters (its snapshot has
- * no tasks marked busy). Never managed: pid 1, kernel threads, the daemon itself (self_pid),
- * tasks matching exclude_comms, groups matching exclude_cgroups, and tasks the actuator banned.
+ * interval_usec 0 and every load 0; so does a task's first appearance, for that task). Never
+ * managed: pid 1, kernel threads, the daemon itself (self_pid), tasks matching exclude_comms,
+ * groups matching exclude_cgroups (and all below them), and tasks the actuator banned.
  * A task is foreign when its affinity is narrower than its cpuset allows and the mask is not one
  * the actuator set; it is left alone unless override_foreign_affinity.
  *
  * Rooted: every read goes through proc_fd and the layout's paths, so tests and --root replays
  * point it at a recorded tree.
+ *
+ * Cost: each thread's stat and schedstat files are kept open and re-read with pread(), within a
+ * budget of half of RLIMIT_NOFILE as it is at sampler_new() (none under 256: then every read
+ * opens its file). Raise the soft limit first to keep them all.
  */
 
 #include <stdint.h>
@@ -52,7 +57,8 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Sampler *, sampler_free);
 /*
  * Samples at now_usec. actuator may be NULL (then nothing is "ours"). The snapshot and system
  * figures stay valid until the next call or sampler_free(). Missing pieces (a group removed, a
- * task gone, no PSI) are skipped, not errors; returns <0 only when /proc/stat cannot be read.
+ * task gone, no PSI) are skipped, not errors; returns <0 only when /proc/stat (or, since boot,
+ * /proc/uptime) cannot be read, -ENOMEM, or -EINVAL for a NULL argument.
  */
 int sampler_sample(Sampler *s, const Tunables *t, const Actuator *actuator, uint64_t now_usec,
                    const PolicySnapshot **ret_snap, const SamplerSystem **ret_system);

@@ -519,6 +519,74 @@ int proc_task_stat_read_at(int proc_fd, pid_t pid, pid_t tid, TaskStat *ret) {
         return proc_task_stat_pread(fd, ret);
 }
 
+/* ---- /proc/PID/task/TID/schedstat */
+
+int proc_task_schedstat_parse(const char *buf, TaskSchedstat *ret) {
+        uint64_t v[3];
+        const char *p = buf;
+
+        if (!buf)
+                return -EINVAL;
+        for (size_t i = 0; i < ELEMENTSOF(v); i++) {
+                if (i > 0 && *p++ != ' ')
+                        return -EBADMSG;
+                if (parse_u64(&p, &v[i]) < 0)
+                        return -EBADMSG;
+        }
+        while (*p == ' ') { /* fields a later kernel may add: same form, not kept */
+                p++;
+                if (!is_digit(*p))
+                        return -EBADMSG;
+                while (is_digit(*p))
+                        p++;
+        }
+        if (p[0] != '\n' || p[1] != '\0')
+                return -EBADMSG;
+        *ret = (TaskSchedstat){ .run_ns = v[0], .wait_ns = v[1], .timeslices = v[2] };
+        return 0;
+}
+
+int proc_task_schedstat_pread(int fd, TaskSchedstat *ret) {
+        char buf[PROC_SCHEDSTAT_BUF_SIZE];
+        int r;
+
+        if (fd < 0)
+                return -EBADF;
+        r = read_line_fd(fd, buf, sizeof buf);
+        if (r < 0)
+                return r;
+        return proc_task_schedstat_parse(buf, ret);
+}
+
+int proc_task_schedstat_open_at(int proc_fd, pid_t pid, pid_t tid) {
+        char path[64];
+        int fd, r;
+
+        r = task_path(path, sizeof path, pid, tid, "schedstat");
+        if (r < 0)
+                return r;
+        fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd >= 0)
+                return fd;
+        r = negative_errno();
+        if (r != -ENOENT)
+                return r;
+        /* Gone, or there without a schedstat file: only the task's directory tells. */
+        (void) task_path(path, sizeof path, pid, tid, "");
+        if (faccessat(proc_fd, path, F_OK, 0) < 0)
+                return task_errno(negative_errno());
+        return -EOPNOTSUPP;
+}
+
+int proc_task_schedstat_read_at(int proc_fd, pid_t pid, pid_t tid, TaskSchedstat *ret) {
+        _cleanup_close_ int fd = -EBADF;
+
+        fd = proc_task_schedstat_open_at(proc_fd, pid, tid);
+        if (fd < 0)
+                return fd;
+        return proc_task_schedstat_pread(fd, ret);
+}
+
 /* ---- /proc/PID/task/TID/status */
 
 /* The value of "key" at the start of a line, blanks skipped; NULL if there is no such line. */
@@ -691,4 +759,126 @@ int proc_task_ids_read_at(int cgroup_fd, const char *name, pid_t **ret_ids, size
         if (r < 0)
                 return r;
         return proc_task_ids_parse(buf, ret_ids, ret_n);
+}
+
+/* ---- /proc/PID/cgroup */
+
+/* Whether the comma-separated list [s, end) has the word w. */
+static bool csv_has(const char *s, const char *end, const char *w) {
+        size_t n = strlen(w);
+
+        while (s < end) {
+                const char *comma = memchr(s, ',', (size_t) (end - s));
+                const char *e = comma ? comma : end;
+
+                if ((size_t) (e - s) == n && memcmp(s, w, n) == 0)
+                        return true;
+                s = e + 1;
+        }
+        return false;
+}
+
+/* One "ID:CONTROLLERS:/PATH" line [line, eol): whether it is the hierarchy asked for, and where
+ * its path starts. */
+static int parse_cgroup_line(const char *line, const char *eol, const char *controller,
+                             bool *ret_match, const char **ret_path) {
+        const char *c1 = memchr(line, ':', (size_t) (eol - line)), *c2, *p = line;
+        uint64_t id;
+
+        if (!c1)
+                return -EBADMSG;
+        c2 = memchr(c1 + 1, ':', (size_t) (eol - c1 - 1));
+        if (!c2 || parse_u64(&p, &id) < 0 || p != c1 || c2 + 1 == eol || c2[1] != '/')
+                return -EBADMSG;
+        if (!controller || !*controller)
+                *ret_match = id == 0 && c2 == c1 + 1;
+        else
+                *ret_match = csv_has(c1 + 1, c2, controller);
+        *ret_path = c2 + 2;
+        return 0;
+}
+
+int proc_cgroup_parse(const char *buf, const char *controller, char **ret_path) {
+        const char *found = NULL, *found_end = NULL;
+        char *path;
+
+        if (!buf || !ret_path)
+                return -EINVAL;
+        for (const char *line = buf; *line;) {
+                const char *eol = strchr(line, '\n'), *p;
+                bool match;
+                int r;
+
+                if (!eol) /* cut */
+                        return -EBADMSG;
+                r = parse_cgroup_line(line, eol, controller, &match, &p);
+                if (r < 0)
+                        return r;
+                if (match && !found)
+                        found = p, found_end = eol;
+                line = eol + 1;
+        }
+        if (!found)
+                return -ENODATA;
+        path = strndup(found, (size_t) (found_end - found));
+        if (!path)
+                return -ENOMEM;
+        *ret_path = path;
+        return 0;
+}
+
+int proc_task_cgroup_read_at(int proc_fd, pid_t pid, const char *controller, char **ret_path) {
+        _cleanup_free_ char *buf = NULL;
+        char path[64];
+        int r;
+
+        r = task_path(path, sizeof path, pid, 0, "cgroup");
+        if (r < 0)
+                return r;
+        r = read_file_at(proc_fd, path, &buf);
+        if (r < 0)
+                return task_errno(r);
+        return proc_cgroup_parse(buf, controller, ret_path);
+}
+
+/* ---- /proc/uptime */
+
+/* "SECONDS.CC": the kernel's "%lu.%02lu". */
+static int parse_centis(const char **p, uint64_t *ret_sec, uint64_t *ret_centis) {
+        const char *s = *p;
+
+        if (parse_u64(&s, ret_sec) < 0 || s[0] != '.' || !is_digit(s[1]) || !is_digit(s[2]))
+                return -EBADMSG;
+        *ret_centis = (uint64_t) (s[1] - '0') * 10 + (uint64_t) (s[2] - '0');
+        *p = s + 3;
+        return 0;
+}
+
+int proc_uptime_parse(const char *buf, uint64_t *ret_uptime_usec) {
+        uint64_t sec, centis, idle_sec, idle_centis;
+        const char *p = buf;
+
+        if (!buf || !ret_uptime_usec)
+                return -EINVAL;
+        if (parse_centis(&p, &sec, &centis) < 0 || *p++ != ' ' ||
+            parse_centis(&p, &idle_sec, &idle_centis) < 0 || p[0] != '\n' || p[1] != '\0')
+                return -EBADMSG;
+        if (sec > (UINT64_MAX - centis * 10000) / 1000000)
+                return -ERANGE;
+        *ret_uptime_usec = sec * 1000000 + centis * 10000;
+        return 0;
+}
+
+int proc_uptime_read_at(int proc_fd, uint64_t *ret_uptime_usec) {
+        char buf[128];
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        fd = openat(proc_fd, "uptime", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return negative_errno();
+        r = read_line_fd(fd, buf, sizeof buf);
+        if (r < 0)
+                return r;
+        return proc_uptime_parse(buf, ret_uptime_usec);
 }

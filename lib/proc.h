@@ -3,8 +3,9 @@
 
 /*
  * Readers of /proc: per-CPU times and run-queue counts (/proc/stat), per-task stat lines
- * (/proc/PID/task/TID/stat), a task's allowed CPUs (.../status), the threads of a process, and the
- * id lists of a cgroup (tasks, cgroup.threads, cgroup.procs).
+ * (/proc/PID/task/TID/stat) and scheduler times (.../schedstat), a task's allowed CPUs
+ * (.../status), the threads of a process, the id lists of a cgroup (tasks, cgroup.threads,
+ * cgroup.procs), a process's groups (/proc/PID/cgroup) and the time since boot (/proc/uptime).
  *
  * Every reader is rooted: it takes proc_fd, a directory fd of a /proc-like tree (tests pass a
  * fixture), and opens paths below it with openat(). Under each reader is a pure parser of the
@@ -166,6 +167,43 @@ int proc_task_stat_read_at(int proc_fd, pid_t pid, pid_t tid, TaskStat *ret);
 int proc_task_stat_open_at(int proc_fd, pid_t pid, pid_t tid);
 int proc_task_stat_pread(int fd, TaskStat *ret);
 
+/* ---- /proc/PID/task/TID/schedstat */
+
+/* The kernel prints three numbers, "%llu %llu %lu\n"; 64 bytes hold them with room to spare. */
+#define PROC_SCHEDSTAT_BUF_SIZE 128
+
+/*
+ * The scheduler's accounting of one task (CONFIG_SCHED_INFO). run_ns is exact, where the stat
+ * file's utime/stime are tick samples scaled to it; wait_ns is the time the task was runnable but
+ * waited on a run queue, the part of its demand it did not get. A kernel with sched_info off
+ * prints "0 0 0".
+ */
+typedef struct TaskSchedstat {
+        uint64_t run_ns; /* time spent on a CPU (se.sum_exec_runtime) */
+        uint64_t wait_ns; /* time spent runnable, waiting for a CPU (sched_info.run_delay) */
+        uint64_t timeslices; /* times it was given a CPU (sched_info.pcount) */
+} TaskSchedstat;
+
+/*
+ * Parses the text of a schedstat file: at least three decimal numbers, single spaces between,
+ * one newline and the end (numbers past the third are ignored, for kernels to come). -EBADMSG
+ * for anything else: a sign, a blank too many, an overflow, a cut line. -EINVAL if buf is NULL.
+ */
+int proc_task_schedstat_parse(const char *buf, TaskSchedstat *ret);
+
+/*
+ * Opens proc_fd/PID/task/TID/schedstat (PID/schedstat if tid is 0) for re-reading with
+ * proc_task_schedstat_pread(), as proc_task_stat_open_at() does. Returns the fd, -ESRCH if the
+ * task is gone, -EOPNOTSUPP if the task is there but the file is not (a kernel without
+ * CONFIG_SCHED_INFO, or a recorded tree without it): callers then count its CPU time alone as
+ * its demand. -EINVAL as proc_task_stat_open_at().
+ */
+int proc_task_schedstat_open_at(int proc_fd, pid_t pid, pid_t tid);
+/* -EBADF for a negative fd, -ESRCH once the task is reaped, the parser's errors. */
+int proc_task_schedstat_pread(int fd, TaskSchedstat *ret);
+/* Opens, reads and closes; errors of the two above. */
+int proc_task_schedstat_read_at(int proc_fd, pid_t pid, pid_t tid, TaskSchedstat *ret);
+
 /* ---- /proc/PID/task/TID/status */
 
 /*
@@ -202,3 +240,27 @@ int proc_task_ids_parse(const char *buf, pid_t **ret_ids, size_t *ret_n);
  * the parser and of open/read, unmapped: -ENOENT or -ENODEV mean the cgroup was removed.
  */
 int proc_task_ids_read_at(int cgroup_fd, const char *name, pid_t **ret_ids, size_t *ret_n);
+
+/* ---- /proc/PID/cgroup */
+
+/*
+ * Finds the group of one hierarchy in the text of /proc/PID/cgroup, whose lines are
+ * "ID:CONTROLLERS:/PATH". controller names a v1 controller ("cpuset": the line whose
+ * comma-separated list has it); NULL or "" asks for the cgroup2 line ("0::/PATH"). The path,
+ * which may hold ':', is returned without its leading '/' ("" for the root group), malloc'ed.
+ * -ENODATA if no line is for that hierarchy, -EBADMSG for a malformed text (a line without two
+ * colons, a path not starting with '/', a last line without its newline), -ENOMEM.
+ */
+int proc_cgroup_parse(const char *buf, const char *controller, char **ret_path);
+/* Reads proc_fd/PID/cgroup and parses it; -ESRCH if the process is gone, -EINVAL if pid <= 0. */
+int proc_task_cgroup_read_at(int proc_fd, pid_t pid, const char *controller, char **ret_path);
+
+/* ---- /proc/uptime */
+
+/*
+ * Parses /proc/uptime, "SECONDS.CC IDLE.CC\n" (the kernel prints two decimals), into the time
+ * since boot in microseconds. -EBADMSG for anything else, -ERANGE beyond UINT64_MAX usec.
+ */
+int proc_uptime_parse(const char *buf, uint64_t *ret_uptime_usec);
+/* Reads proc_fd/uptime; the parser's errors and those of open/read. */
+int proc_uptime_read_at(int proc_fd, uint64_t *ret_uptime_usec);

@@ -1085,3 +1085,311 @@ Test(task_ids, read_cgroup_files) {
         cr_expect_eq(d, (pid_t *) 0x1);
         cr_expect_eq(nd, 99);
 }
+
+/* ---- /proc/PID/task/TID/schedstat */
+
+Test(schedstat_parse, kernel_lines) {
+        static const struct {
+                const char *text;
+                TaskSchedstat want;
+        } cases[] = {
+                { "190622161 22897278 407\n", { 190622161, 22897278, 407 } },
+                { "0 0 0\n", { 0, 0, 0 } }, /* sched_info off */
+                { "0 0 1\n", { 0, 0, 1 } },
+                { "18446744073709551615 18446744073709551615 18446744073709551615\n",
+                  { UINT64_MAX, UINT64_MAX, UINT64_MAX } },
+                { "007 08 9\n", { 7, 8, 9 } },
+                { "1 2 3 4 5\n", { 1, 2, 3 } }, /* fields a later kernel may add */
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                TaskSchedstat s;
+
+                cr_assert_eq(proc_task_schedstat_parse(cases[i].text, &s), 0, "case %zu", i);
+                cr_expect_eq(s.run_ns, cases[i].want.run_ns, "case %zu", i);
+                cr_expect_eq(s.wait_ns, cases[i].want.wait_ns, "case %zu", i);
+                cr_expect_eq(s.timeslices, cases[i].want.timeslices, "case %zu", i);
+        }
+}
+
+Test(schedstat_parse, hostile_text_is_ebadmsg_and_writes_nothing) {
+        static const char *const cases[] = {
+                "",
+                "\n",
+                "1 2 3",
+                "1 2\n",
+                "1\n",
+                "1 2 3 \n",
+                " 1 2 3\n",
+                "1  2 3\n",
+                "1\t2 3\n",
+                "1 2 3\n\n",
+                "1 2 3\nx",
+                "1 2 3\r\n",
+                "-1 2 3\n",
+                "+1 2 3\n",
+                "1 2 -3\n",
+                "1 2 3 -4\n",
+                "1 2 3 x\n",
+                "1 2 3 4",
+                "18446744073709551616 2 3\n",
+                "0x10 2 3\n",
+                "1.5 2 3\n",
+                "a b c\n",
+                "1 2 3)\n",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                TaskSchedstat s = { 42, 43, 44 };
+
+                cr_expect_eq(proc_task_schedstat_parse(cases[i], &s), -EBADMSG, "case %zu: \"%s\"",
+                             i, cases[i]);
+                cr_expect(s.run_ns == 42 && s.wait_ns == 43 && s.timeslices == 44,
+                          "case %zu wrote its result", i);
+        }
+        cr_expect_eq(proc_task_schedstat_parse(NULL, &(TaskSchedstat){}), -EINVAL);
+}
+
+Test(schedstat_parse, every_cut_of_a_real_line_is_rejected) {
+        static const char line[] = "190622161 22897278 407\n";
+
+        for (size_t cut = 0; cut < sizeof line - 1; cut++) {
+                _cleanup_free_ char *part = strndup(line, cut);
+                TaskSchedstat s;
+
+                cr_assert_not_null(part);
+                cr_expect_eq(proc_task_schedstat_parse(part, &s), -EBADMSG, "cut at %zu", cut);
+        }
+}
+
+Test(schedstat_read, fixture_threads_and_process) {
+        _cleanup_close_ int proc_fd = fixture_dirfd("proc/sched"), fd = -EBADF;
+        TaskSchedstat s, p, k;
+
+        cr_assert_eq(proc_task_schedstat_read_at(proc_fd, 300, 300, &s), 0);
+        cr_expect_eq(s.run_ns, 190622161);
+        cr_expect_eq(s.wait_ns, 22897278);
+        cr_expect_eq(s.timeslices, 407);
+        cr_assert_eq(proc_task_schedstat_read_at(proc_fd, 300, 0, &p), 0, "tid 0: PID/schedstat");
+        cr_expect_eq(p.run_ns, 5);
+        fd = proc_task_schedstat_open_at(proc_fd, 300, 300);
+        cr_assert_geq(fd, 0);
+        cr_assert_eq(proc_task_schedstat_pread(fd, &k), 0);
+        cr_assert_eq(proc_task_schedstat_pread(fd, &k), 0, "a second pread on the same fd");
+        cr_expect_eq(k.wait_ns, 22897278);
+}
+
+Test(schedstat_read, missing_file_of_a_live_task_is_eopnotsupp_not_esrch) {
+        _cleanup_close_ int proc_fd = fixture_dirfd("proc/sched");
+        TaskSchedstat s = { 42, 0, 0 };
+
+        /* 301 exists (it has a stat file) but no schedstat: the kernel lacks CONFIG_SCHED_INFO */
+        cr_expect_eq(proc_task_schedstat_open_at(proc_fd, 300, 301), -EOPNOTSUPP);
+        cr_expect_eq(proc_task_schedstat_read_at(proc_fd, 300, 301, &s), -EOPNOTSUPP);
+        cr_expect_eq(proc_task_schedstat_read_at(proc_fd, 300, 399, &s), -ESRCH);
+        cr_expect_eq(proc_task_schedstat_read_at(proc_fd, 999, 999, &s), -ESRCH);
+        cr_expect_eq(proc_task_schedstat_read_at(proc_fd, 300, 302, &s), -EBADMSG);
+        cr_expect_eq(proc_task_schedstat_read_at(proc_fd, 0, 1, &s), -EINVAL);
+        cr_expect_eq(proc_task_schedstat_read_at(proc_fd, 300, -1, &s), -EINVAL);
+        cr_expect_eq(proc_task_schedstat_pread(-1, &s), -EBADF);
+        cr_expect_eq(s.run_ns, 42);
+}
+
+Test(schedstat_live, own_thread_run_time_grows) {
+        _cleanup_close_ int proc_fd = open_proc(), fd = -EBADF;
+        TaskSchedstat a, b;
+        int r;
+
+        fd = proc_task_schedstat_open_at(proc_fd, getpid(), gettid());
+        if (fd == -EOPNOTSUPP)
+                cr_skip_test("this kernel has no schedstat (CONFIG_SCHED_INFO)");
+        cr_assert_geq(fd, 0, "%s", strerror(-fd));
+        cr_assert_eq(proc_task_schedstat_pread(fd, &a), 0);
+        burn_cpu_msec(100);
+        r = proc_task_schedstat_pread(fd, &b);
+        cr_assert_eq(r, 0);
+        cr_expect_geq(b.run_ns - a.run_ns, UINT64_C(90) * 1000000, "%" PRIu64 " -> %" PRIu64,
+                      a.run_ns, b.run_ns);
+        cr_expect_geq(b.timeslices, a.timeslices);
+}
+
+Test(schedstat_live, reaped_task_is_esrch_through_a_kept_fd) {
+        _cleanup_close_ int proc_fd = open_proc(), fd = -EBADF;
+        pid_t pid = spawn_zombie();
+        TaskSchedstat s = { 42, 0, 0 };
+
+        fd = proc_task_schedstat_open_at(proc_fd, pid, pid);
+        if (fd == -EOPNOTSUPP) {
+                (void) waitpid(pid, NULL, 0);
+                cr_skip_test("this kernel has no schedstat (CONFIG_SCHED_INFO)");
+        }
+        cr_assert_geq(fd, 0);
+        cr_assert_eq(waitpid(pid, NULL, 0), pid);
+        cr_expect_eq(proc_task_schedstat_pread(fd, &s), -ESRCH);
+        cr_expect_eq(proc_task_schedstat_open_at(proc_fd, pid, pid), -ESRCH);
+        cr_expect_eq(s.run_ns, 42);
+}
+
+/* ---- /proc/PID/cgroup */
+
+Test(cgroup_file_parse, finds_each_hierarchy) {
+        static const char hybrid[] = "12:cpu,cpuacct:/a/b\n"
+                                     "11:cpuset:/pinned\n"
+                                     "1:name=systemd:/user.slice\n"
+                                     "0::/user.slice/x:y\n";
+        static const struct {
+                const char *controller, *want;
+        } cases[] = {
+                { "cpu", "a/b" },           { "cpuacct", "a/b" },
+                { "cpuset", "pinned" },     { "name=systemd", "user.slice" },
+                { NULL, "user.slice/x:y" }, { "", "user.slice/x:y" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ char *path = NULL;
+
+                cr_assert_eq(proc_cgroup_parse(hybrid, cases[i].controller, &path), 0, "case %zu",
+                             i);
+                cr_expect_str_eq(path, cases[i].want, "case %zu", i);
+        }
+}
+
+Test(cgroup_file_parse, root_group_is_empty_and_absent_hierarchy_is_enodata) {
+        _cleanup_free_ char *root = NULL;
+        char *path = (char *) 0x1;
+
+        cr_assert_eq(proc_cgroup_parse("3:cpuset:/\n0::/\n", "cpuset", &root), 0);
+        cr_expect_str_empty(root);
+        cr_expect_eq(proc_cgroup_parse("3:cpuset:/\n", "cpu", &path), -ENODATA);
+        cr_expect_eq(proc_cgroup_parse("3:cpuset:/\n", NULL, &path), -ENODATA, "no cgroup2 line");
+        cr_expect_eq(proc_cgroup_parse("1:cpu,cpuacct:/x\n", "cpua", &path), -ENODATA,
+                     "a prefix of a controller is not the controller");
+        cr_expect_eq(proc_cgroup_parse("1::/v1-named\n", NULL, &path), -ENODATA,
+                     "only hierarchy 0 is cgroup2");
+        cr_expect_eq(proc_cgroup_parse("", NULL, &path), -ENODATA);
+        cr_expect_eq(path, (char *) 0x1);
+}
+
+Test(cgroup_file_parse, malformed_text_is_ebadmsg) {
+        static const char *const cases[] = {
+                "0::/a", /* cut: no newline */
+                "0:/a\n", /* one colon */
+                "0::a\n", /* relative path */
+                "0::\n", /* no path */
+                "x::/a\n", /* hierarchy id not a number */
+                ":cpu:/a\n", /* no hierarchy id */
+                "-1::/a\n",
+                "3:cpuset:/\n\n", /* blank line */
+                "3:cpuset:/\n0::/", /* the last line cut */
+                "\n",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                char *path = (char *) 0x1;
+
+                cr_expect_eq(proc_cgroup_parse(cases[i], NULL, &path), -EBADMSG, "case %zu: \"%s\"",
+                             i, cases[i]);
+                cr_expect_eq(path, (char *) 0x1, "case %zu wrote its result", i);
+        }
+        cr_expect_eq(proc_cgroup_parse(NULL, NULL, &(char *){ NULL }), -EINVAL);
+}
+
+Test(cgroup_file_read, fixture_and_gone) {
+        _cleanup_close_ int proc_fd = fixture_dirfd("proc/sched");
+        _cleanup_free_ char *cpuset = NULL, *unified = NULL, *spaced = NULL;
+        char *none = (char *) 0x1;
+
+        cr_assert_eq(proc_task_cgroup_read_at(proc_fd, 300, "cpuset", &cpuset), 0);
+        cr_expect_str_eq(cpuset, "pinned");
+        cr_assert_eq(proc_task_cgroup_read_at(proc_fd, 300, NULL, &unified), 0);
+        cr_expect_str_eq(unified, "cgbalance.slice/job");
+        cr_assert_eq(proc_task_cgroup_read_at(proc_fd, 303, NULL, &spaced), 0);
+        cr_expect_str_eq(spaced, "user.slice/a:b/c d");
+        cr_expect_eq(proc_task_cgroup_read_at(proc_fd, 304, "cpu", &none), -EBADMSG, "cut file");
+        cr_expect_eq(proc_task_cgroup_read_at(proc_fd, 999, NULL, &none), -ESRCH);
+        cr_expect_eq(proc_task_cgroup_read_at(proc_fd, 0, NULL, &none), -EINVAL);
+        cr_expect_eq(none, (char *) 0x1);
+}
+
+Test(cgroup_file_read, own_process_is_in_some_group) {
+        _cleanup_close_ int proc_fd = open_proc();
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        r = proc_task_cgroup_read_at(proc_fd, getpid(), NULL, &path);
+        if (r == -ENODATA)
+                cr_skip_test("no cgroup2 line in /proc/self/cgroup");
+        cr_assert_eq(r, 0, "%s", strerror(-r));
+        cr_expect(path[0] != '/', "leading slash kept: %s", path);
+}
+
+/* ---- /proc/uptime */
+
+Test(uptime_parse, kernel_text) {
+        static const struct {
+                const char *text;
+                uint64_t usec;
+        } cases[] = {
+                { "1521.28 1805.56\n", UINT64_C(1521280000) },
+                { "0.00 0.00\n", 0 },
+                { "0.01 0.00\n", 10000 },
+                { "1000.00 2006.00\n", UINT64_C(1000000000) },
+                { "18446744073709.55 1.00\n", UINT64_C(18446744073709550000) },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                uint64_t u = 42;
+
+                cr_assert_eq(proc_uptime_parse(cases[i].text, &u), 0, "case %zu", i);
+                cr_expect_eq(u, cases[i].usec, "case %zu: %" PRIu64, i, u);
+        }
+}
+
+Test(uptime_parse, hostile_text) {
+        static const struct {
+                const char *text;
+                int r;
+        } cases[] = {
+                { "", -EBADMSG },
+                { "\n", -EBADMSG },
+                { "1521.28\n", -EBADMSG },
+                { "1521.28 1805.56", -EBADMSG },
+                { "1521.28 1805.56 \n", -EBADMSG },
+                { "1521.28  1805.56\n", -EBADMSG },
+                { "1521.2 1805.56\n", -EBADMSG },
+                { "1521.283 1805.56\n", -EBADMSG },
+                { "1521 1805\n", -EBADMSG },
+                { ".28 1805.56\n", -EBADMSG },
+                { "-1.00 1.00\n", -EBADMSG },
+                { "1521.28 1805.56\n\n", -EBADMSG },
+                { "1521,28 1805,56\n", -EBADMSG },
+                { "99999999999999999999.00 1.00\n", -EBADMSG },
+                { "18446744073709.56 1.00\n", -ERANGE },
+                { "18446744073710.00 1.00\n", -ERANGE },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                uint64_t u = 42;
+
+                cr_expect_eq(proc_uptime_parse(cases[i].text, &u), cases[i].r, "case %zu: \"%s\"",
+                             i, cases[i].text);
+                cr_expect_eq(u, 42, "case %zu wrote its result", i);
+        }
+        cr_expect_eq(proc_uptime_parse(NULL, &(uint64_t){ 0 }), -EINVAL);
+}
+
+Test(uptime_read, fixture_and_live) {
+        _cleanup_close_ int fixture = fixture_dirfd("proc/sched"), proc_fd = open_proc();
+        _cleanup_close_ int none = fixture_dirfd("proc/tasks");
+        struct timespec ts;
+        uint64_t u = 0, live = 0, boot;
+
+        cr_assert_eq(proc_uptime_read_at(fixture, &u), 0);
+        cr_expect_eq(u, UINT64_C(1521280000));
+        cr_expect_eq(proc_uptime_read_at(none, &u), -ENOENT);
+        cr_assert_eq(proc_uptime_read_at(proc_fd, &live), 0);
+        cr_assert_eq(clock_gettime(CLOCK_BOOTTIME, &ts), 0);
+        boot = (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
+        cr_expect_leq(live, boot, "%" PRIu64 " > %" PRIu64, live, boot);
+        cr_expect_geq(live + 1000000u, boot, "%" PRIu64 " vs %" PRIu64, live, boot);
+}

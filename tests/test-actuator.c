@@ -1,0 +1,1358 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <numa.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "actuator.h"
+#include "cgroup.h"
+#include "cpumask.h"
+#include "macro.h"
+#include "proc.h"
+#include "testutil.h"
+
+/* ---- pure: the record parser and formatter */
+
+#define HEADER "cgbalance-changes 1\n"
+
+static ActuatorRecord *parse_ok(const char *text) {
+        ActuatorRecord *rec = NULL;
+        unsigned line = 99;
+        int r = actuator_record_parse(text, 64, &rec, &line);
+
+        cr_assert_eq(r, 0, "parse: %s at line %u of\n%s", strerror(-r), line, text);
+        cr_assert_not_null(rec);
+        return rec;
+}
+
+static char *mask_string(const CpuMask *m) {
+        char *s = NULL;
+
+        cr_assert_not_null(m);
+        cr_assert_eq(cpumask_format(m, &s), 0);
+        return s;
+}
+
+static void expect_mask(const CpuMask *m, const char *want, const char *what) {
+        _cleanup_free_ char *got = mask_string(m);
+
+        cr_expect_str_eq(got, want, "%s: %s, want %s", what, got, want);
+}
+
+Test(record, parse_reads_every_field_and_sorts_by_pid) {
+        _cleanup_actuator_record_ ActuatorRecord *rec =
+                parse_ok(HEADER "task 300 18446744073709551615 0-3,8 8 1700000000000000\n"
+                                "cgroup 1024 1536 cgbalance.slice/with space/ lead\n"
+                                "task 12 0 1 0-1 0\n"
+                                "cgroup 10000 1 a\n");
+
+        cr_assert_eq(rec->n_tasks, 2);
+        cr_expect_eq(rec->tasks[0].pid, 12);
+        cr_expect_eq(rec->tasks[0].starttime_ticks, 0);
+        expect_mask(rec->tasks[0].orig, "1", "orig of 12");
+        expect_mask(rec->tasks[0].set, "0-1", "set of 12");
+        cr_expect_eq(rec->tasks[0].when_usec, 0);
+        cr_expect_eq(rec->tasks[1].pid, 300);
+        cr_expect_eq(rec->tasks[1].starttime_ticks, UINT64_MAX);
+        expect_mask(rec->tasks[1].orig, "0-3,8", "orig of 300");
+        expect_mask(rec->tasks[1].set, "8", "set of 300");
+        cr_expect_eq(rec->tasks[1].when_usec, UINT64_C(1700000000000000));
+        cr_assert_eq(rec->n_cgroups, 2);
+        cr_expect_str_eq(rec->cgroups[0].path, "a");
+        cr_expect_eq(rec->cgroups[0].orig_native, 10000);
+        cr_expect_eq(rec->cgroups[0].set_native, 1);
+        cr_expect_str_eq(rec->cgroups[1].path, "cgbalance.slice/with space/ lead");
+        cr_expect_eq(rec->cgroups[1].orig_native, 1024);
+        cr_expect_eq(rec->cgroups[1].set_native, 1536);
+}
+
+Test(record, parse_of_only_the_header_is_an_empty_record) {
+        _cleanup_actuator_record_ ActuatorRecord *rec = parse_ok(HEADER);
+
+        cr_expect_eq(rec->n_tasks, 0);
+        cr_expect_eq(rec->n_cgroups, 0);
+}
+
+Test(record, parse_rejects_hostile_text_and_names_the_line) {
+        static const struct {
+                const char *text;
+                unsigned line;
+        } cases[] = {
+                { "", 1 },
+                { "cgbalance-changes 1", 1 }, /* cut */
+                { "cgbalance-changes 2\n", 1 },
+                { "cgbalance-changes 1 \n", 1 },
+                { "cgbalance-changes  1\n", 1 },
+                { "Cgbalance-changes 1\n", 1 },
+                { "cgbalance-changes 1\r\n", 1 },
+                { "\n" HEADER, 1 },
+                { "task 12 5 0 1 7\n", 1 }, /* no header */
+                { HEADER "task 12 5 0 1 7", 2 }, /* cut */
+                { HEADER "\n", 2 },
+                { HEADER "task\n", 2 },
+                { HEADER "task \n", 2 },
+                { HEADER "tasks 12 5 0 1 7\n", 2 },
+                { HEADER "# task 12 5 0 1 7\n", 2 },
+                { HEADER " task 12 5 0 1 7\n", 2 },
+                { HEADER "task 0 5 0 1 7\n", 2 },
+                { HEADER "task -1 5 0 1 7\n", 2 },
+                { HEADER "task +12 5 0 1 7\n", 2 },
+                { HEADER "task 012 5 0 1 7\n", 2 },
+                { HEADER "task 2147483648 5 0 1 7\n", 2 },
+                { HEADER "task 12 18446744073709551616 0 1 7\n", 2 },
+                { HEADER "task 12 5 0 1 18446744073709551616\n", 2 },
+                { HEADER "task 12 5 0 1 0x7\n", 2 },
+                { HEADER "task 12 5 0 1\n", 2 },
+                { HEADER "task 12 5 0 1 7 8\n", 2 },
+                { HEADER "task  12 5 0 1 7\n", 2 },
+                { HEADER "task 12 5 0  1 7\n", 2 }, /* empty cpulist */
+                { HEADER "task 12 5 0 1 7 \n", 2 },
+                { HEADER "task 12 5 0 1 7\r\n", 2 },
+                { HEADER "task 12 5 0\t1 7\n", 2 },
+                { HEADER "task 12 5 0,1 1 7\n", 2 }, /* not canonical: 0-1 */
+                { HEADER "task 12 5 1,0 1 7\n", 2 },
+                { HEADER "task 12 5 1-1 1 7\n", 2 },
+                { HEADER "task 12 5 0-1, 1 7\n", 2 },
+                { HEADER "task 12 5 3-1 1 7\n", 2 },
+                { HEADER "task 12 5 0 64 7\n", 2 }, /* beyond the capacity */
+                { HEADER "task 12 5 0 99999999999 7\n", 2 },
+                { HEADER "task 12 5 0-1x 1 7\n", 2 },
+                { HEADER "task 12 5 0 1 7\ntask 13 5 0 1 7\ngarbage\n", 4 },
+                { HEADER "cgroup 1024 1536\n", 2 },
+                { HEADER "cgroup 1024 1536 \n", 2 },
+                { HEADER "cgroup 0 1536 a\n", 2 },
+                { HEADER "cgroup 1024 262145 a\n", 2 },
+                { HEADER "cgroup 1024 -1 a\n", 2 },
+                { HEADER "cgroup 1024 1536 /a\n", 2 },
+                { HEADER "cgroup 1024 1536 a/\n", 2 },
+                { HEADER "cgroup 1024 1536 a//b\n", 2 },
+                { HEADER "cgroup 1024 1536 a/../b\n", 2 },
+                { HEADER "cgroup 1024 1536 ..\n", 2 },
+                { HEADER "cgroup 1024 1536 a\x01"
+                         "b\n",
+                  2 },
+                { HEADER "cgroup 1024 1536 a\rb\n", 2 },
+                { HEADER "cgroup 1024 1536 a\x7f\n", 2 },
+                { HEADER "cgroup 1024  1536 a\n", 2 },
+                /* the same pid or group twice: which one is right? */
+                { HEADER "task 12 5 0 1 7\ntask 12 6 0 1 7\n", 0 },
+                { HEADER "cgroup 1024 1536 a\ncgroup 1024 512 a\n", 0 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                ActuatorRecord *rec = NULL;
+                unsigned line = 99;
+                int r = actuator_record_parse(cases[i].text, 64, &rec, &line);
+
+                cr_expect_eq(r, -EBADMSG, "case %zu: got %d for \"%s\"", i, r, cases[i].text);
+                cr_expect_null(rec, "case %zu: wrote the result", i);
+                cr_expect_eq(line, cases[i].line, "case %zu: line %u, want %u", i, line,
+                             cases[i].line);
+                actuator_record_free(rec);
+        }
+}
+
+Test(record, parse_refuses_bad_arguments) {
+        ActuatorRecord *rec = NULL;
+
+        cr_expect_eq(actuator_record_parse(NULL, 64, &rec, NULL), -EINVAL);
+        cr_expect_eq(actuator_record_parse(HEADER, 0, &rec, NULL), -EINVAL);
+        cr_expect_eq(actuator_record_parse(HEADER, CPUMASK_MAX_CPUS + 1, &rec, NULL), -EINVAL);
+        cr_expect_null(rec);
+}
+
+Test(record, format_writes_what_parse_reads_back) {
+        static const char text[] = HEADER "task 12 0 1 0-1 0\n"
+                                          "task 300 18446744073709551615 0-3,8 8 17\n"
+                                          "cgroup 10000 1 a\n"
+                                          "cgroup 1024 1536 cgbalance.slice/with space/ lead\n";
+        _cleanup_actuator_record_ ActuatorRecord *rec = parse_ok(text);
+        _cleanup_free_ char *out = NULL;
+
+        cr_assert_eq(actuator_record_format(rec, &out), 0);
+        cr_expect_str_eq(out, text);
+}
+
+Test(record, format_of_an_empty_record_is_the_header) {
+        ActuatorRecord rec = {};
+        _cleanup_free_ char *out = NULL;
+
+        cr_assert_eq(actuator_record_format(&rec, &out), 0);
+        cr_expect_str_eq(out, HEADER);
+}
+
+Test(record, format_refuses_what_could_not_be_read_back) {
+        _cleanup_cpumask_ CpuMask *empty = cpumask_new(64), *one = NULL;
+        ActuatorTaskChange t;
+        ActuatorCgroupChange g;
+        ActuatorRecord rec = { .tasks = &t, .n_tasks = 1 };
+        char *out = NULL;
+
+        cr_assert_not_null(empty);
+        cr_assert_eq(cpumask_parse("1", 64, &one, NULL), 0);
+        t = (ActuatorTaskChange){ .pid = 12, .orig = one, .set = empty };
+        cr_expect_eq(actuator_record_format(&rec, &out), -EINVAL, "empty set mask");
+        t = (ActuatorTaskChange){ .pid = 0, .orig = one, .set = one };
+        cr_expect_eq(actuator_record_format(&rec, &out), -EINVAL, "pid 0");
+        rec = (ActuatorRecord){ .cgroups = &g, .n_cgroups = 1 };
+        g = (ActuatorCgroupChange){ .path = (char *) "a\nb", .orig_native = 1, .set_native = 2 };
+        cr_expect_eq(actuator_record_format(&rec, &out), -EINVAL, "newline in the path");
+        g = (ActuatorCgroupChange){ .path = (char *) "", .orig_native = 1, .set_native = 2 };
+        cr_expect_eq(actuator_record_format(&rec, &out), -EINVAL, "root group");
+        g = (ActuatorCgroupChange){ .path = (char *) "a", .orig_native = 0, .set_native = 2 };
+        cr_expect_eq(actuator_record_format(&rec, &out), -EINVAL, "weight 0");
+        cr_expect_null(out);
+}
+
+static void *mfree(void *p) {
+        free(p);
+        return NULL;
+}
+
+/* ---- live: real tasks (children of the test) and, as root, real cgroups */
+
+#define SLICE "cgbalance.slice"
+#define TEST_CAPACITY 1024u
+
+static const CgroupLayout no_cgroups; /* mode none: moves need no cgroups */
+static CgroupLayout live;
+static char group[128];
+static bool group_made, slice_existed;
+static int proc_fd = -EBADF;
+static char *state_dir, *fake_proc;
+static pid_t kids[8];
+static size_t n_kids;
+static char *own_mask; /* the test process's affinity: what children start with */
+
+/* Kills our children and removes what we made; twice is fine. */
+static void live_end(void) {
+        for (size_t i = 0; i < n_kids; i++) {
+                (void) kill(kids[i], SIGKILL);
+                (void) waitpid(kids[i], NULL, 0);
+        }
+        n_kids = 0;
+        if (group_made) {
+                (void) cgroup_remove(&live, group);
+                if (!slice_existed)
+                        (void) cgroup_remove(&live, SLICE);
+                group_made = false;
+        }
+        rm_rf(state_dir);
+        rm_rf(fake_proc);
+        state_dir = mfree(state_dir);
+        fake_proc = mfree(fake_proc);
+        if (proc_fd >= 0)
+                (void) close(proc_fd);
+        proc_fd = -EBADF;
+}
+
+/* Criterion runs no .fini after a skip: clean up first. */
+#define skip_test(...)                     \
+        do {                               \
+                live_end();                \
+                cr_skip_test(__VA_ARGS__); \
+        } while (0)
+
+/* The affinity of a thread, as cpulist text. */
+static char *mask_of(pid_t tid) {
+        _cleanup_cpumask_ CpuMask *m = cpumask_new(TEST_CAPACITY);
+
+        cr_assert_not_null(m);
+        cr_assert_eq(sched_getaffinity(tid, cpumask_cpu_set_size(m), cpumask_cpu_set(m)), 0,
+                     "sched_getaffinity(%d): %s", (int) tid, strerror(errno));
+        return mask_string(m);
+}
+
+static CpuMask *parse_mask(const char *list) {
+        CpuMask *m = NULL;
+
+        cr_assert_eq(cpumask_parse(list, TEST_CAPACITY, &m, NULL), 0, "\"%s\"", list);
+        return m;
+}
+
+static void set_mask(pid_t tid, const char *list) {
+        _cleanup_cpumask_ CpuMask *m = parse_mask(list);
+
+        cr_assert_eq(sched_setaffinity(tid, cpumask_cpu_set_size(m), cpumask_cpu_set(m)), 0,
+                     "sched_setaffinity(%d, %s): %s", (int) tid, list, strerror(errno));
+}
+
+/* As someone else would: every thread of pid. */
+static void set_all_masks(pid_t pid, const char *list) {
+        _cleanup_free_ pid_t *tids = NULL;
+        size_t n = 0;
+
+        cr_assert_eq(proc_task_list_at(proc_fd, pid, &tids, &n), 0);
+        for (size_t i = 0; i < n; i++)
+                set_mask(tids[i], list);
+}
+
+/* Every test moves tasks between CPUs 0 and 1, starting from the test process's own mask. */
+static void begin(void) {
+        _cleanup_cpumask_ CpuMask *m = NULL;
+
+        proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        cr_assert_geq(proc_fd, 0);
+        own_mask = mask_of(0);
+        m = parse_mask(own_mask);
+        if (!cpumask_isset(m, 0) || !cpumask_isset(m, 1))
+                skip_test("needs CPUs 0 and 1 (the test may use %s)", own_mask);
+        state_dir = make_tmpdir();
+}
+
+static void begin_cgroups(void) {
+        int r;
+
+        if (!running_as_root())
+                skip_test("needs root to make cgroups");
+        r = cgroup_layout_detect(&live);
+        if (r < 0)
+                skip_test("no cgroup layout: %s", strerror(-r));
+        if (!live.cpu_path[0])
+                skip_test("no cpu controller here (mode %s)", cgroup_mode_to_string(live.mode));
+        begin();
+        (void) snprintf(group, sizeof group, SLICE "/test-actuator-%d", (int) getpid());
+        {
+                _cleanup_free_ char *p = NULL;
+                struct stat st;
+
+                cr_assert_gt(asprintf(&p, "%s/" SLICE, live.cpu_path), 0);
+                slice_existed = stat(p, &st) == 0;
+        }
+        cr_assert_eq(cgroup_create(&live, group), 0);
+        group_made = true;
+}
+
+static uint64_t starttime_of(pid_t pid) {
+        TaskStat st;
+
+        cr_assert_eq(proc_task_stat_read_at(proc_fd, pid, 0, &st), 0, "stat of %d", (int) pid);
+        return st.starttime_ticks;
+}
+
+static size_t threads_of(pid_t pid, pid_t **ret) {
+        size_t n = 0;
+
+        cr_assert_eq(proc_task_list_at(proc_fd, pid, ret, &n), 0);
+        return n;
+}
+
+static void expect_all_threads(pid_t pid, const char *want) {
+        _cleanup_free_ pid_t *tids = NULL;
+        size_t n = threads_of(pid, &tids);
+
+        cr_assert_gt(n, 0);
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *got = mask_of(tids[i]);
+
+                cr_expect_str_eq(got, want, "thread %d of %d: %s, want %s", (int) tids[i],
+                                 (int) pid, got, want);
+        }
+}
+
+/* ---- children: they never assert and never return; live_end() kills them */
+
+static int ready_pipe[2] = { -1, -1 };
+
+static void *sleeper(void *arg) {
+        (void) arg;
+        for (;;)
+                pause();
+        return NULL;
+}
+
+/* A process of n threads, all sleeping. */
+static pid_t spawn_threads(unsigned n) {
+        pid_t pid;
+        char c = 0;
+
+        cr_assert_lt(n_kids, ELEMENTSOF(kids));
+        cr_assert_eq(pipe2(ready_pipe, O_CLOEXEC), 0);
+        pid = fork();
+        cr_assert_geq(pid, 0);
+        if (pid == 0) {
+                pthread_t t;
+
+                /* Should the test worker die without its .fini, do not outlive it (and hold
+                 * the runner's output pipe open forever). */
+                if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1)
+                        _exit(1);
+                for (unsigned i = 1; i < n; i++)
+                        if (pthread_create(&t, NULL, sleeper, NULL) != 0)
+                                _exit(1);
+                if (write(ready_pipe[1], &c, 1) != 1)
+                        _exit(1);
+                (void) sleeper(NULL);
+                _exit(0);
+        }
+        kids[n_kids++] = pid;
+        (void) close(ready_pipe[1]);
+        cr_assert_eq(read(ready_pipe[0], &c, 1), 1, "child %d did not start", (int) pid);
+        (void) close(ready_pipe[0]);
+        return pid;
+}
+
+/* A pid that was a process a moment ago and is reaped now. */
+static pid_t dead_pid(void) {
+        pid_t pid = fork();
+
+        cr_assert_geq(pid, 0);
+        if (pid == 0)
+                _exit(0);
+        cr_assert_eq(waitpid(pid, NULL, 0), pid);
+        return pid;
+}
+
+/* ---- plans, actuators, the record file */
+
+typedef struct OneMove {
+        PlanMove move;
+        Plan plan;
+} OneMove;
+
+static void one_move(OneMove *o, pid_t pid, uint64_t starttime, const char *mask) {
+        *o = (OneMove){
+                .move = { .pid = pid, .starttime_ticks = starttime, .mask = parse_mask(mask) },
+        };
+        (void) snprintf(o->move.reason, sizeof o->move.reason, "test");
+        o->plan = (Plan){ .moves = &o->move, .n_moves = 1 };
+}
+
+static void one_move_done(OneMove *o) {
+        o->move.mask = cpumask_free(o->move.mask);
+}
+
+static const PolicySnapshot empty_snap;
+
+static Actuator *new_actuator(const CgroupLayout *l, const char *dir) {
+        Actuator *a = NULL;
+
+        cr_assert_eq(actuator_new(proc_fd, l, dir, &a), 0);
+        return a;
+}
+
+/* Moves pid to mask with a fresh plan; asserts apply succeeded. */
+static void move(Actuator *a, pid_t pid, const char *mask, uint64_t now_usec) {
+        OneMove o;
+        int r;
+
+        one_move(&o, pid, starttime_of(pid), mask);
+        r = actuator_apply(a, &o.plan, &empty_snap, /* dry_run= */ false, 0, now_usec);
+        one_move_done(&o);
+        cr_assert_eq(r, 0, "apply: %s", strerror(-r));
+}
+
+static char *state_file(const char *name) {
+        char *p = NULL;
+
+        cr_assert_gt(asprintf(&p, "%s/%s", state_dir, name), 0);
+        return p;
+}
+
+/* The text of state_dir/name, NULL if there is no such file. */
+static char *read_state(const char *name) {
+        _cleanup_free_ char *p = state_file(name);
+        _cleanup_close_ int fd = open(p, O_RDONLY | O_CLOEXEC);
+        char buf[8192];
+        ssize_t n;
+
+        if (fd < 0) {
+                cr_assert_eq(errno, ENOENT, "%s: %s", p, strerror(errno));
+                return NULL;
+        }
+        n = read(fd, buf, sizeof buf - 1);
+        cr_assert_geq(n, 0);
+        buf[n] = '\0';
+        return strdup(buf);
+}
+
+static void write_state(const char *name, const char *text) {
+        _cleanup_close_ int fd = open(state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        cr_assert_geq(fd, 0);
+        write_file_at(fd, name, text);
+}
+
+static bool state_exists(const char *name) {
+        _cleanup_free_ char *p = state_file(name);
+
+        return access(p, F_OK) == 0;
+}
+
+static char *task_line(pid_t pid, uint64_t starttime, const char *orig, const char *set,
+                       uint64_t when) {
+        char *s = NULL;
+
+        cr_assert_gt(asprintf(&s, "task %d %" PRIu64 " %s %s %" PRIu64 "\n", (int) pid, starttime,
+                              orig, set, when),
+                     0);
+        return s;
+}
+
+static void expect_counters(const Actuator *a, const ActuatorCounters *want) {
+        const ActuatorCounters *c = actuator_counters(a);
+
+        cr_expect_eq(c->moves, want->moves, "moves %" PRIu64, c->moves);
+        cr_expect_eq(c->cross_node_moves, want->cross_node_moves, "cross-node %" PRIu64,
+                     c->cross_node_moves);
+        cr_expect_eq(c->weight_changes, want->weight_changes, "weights %" PRIu64,
+                     c->weight_changes);
+        cr_expect_eq(c->tasks_gone, want->tasks_gone, "gone %" PRIu64, c->tasks_gone);
+        cr_expect_eq(c->masks_refused, want->masks_refused, "refused %" PRIu64, c->masks_refused);
+        cr_expect_eq(c->tasks_banned, want->tasks_banned, "banned %" PRIu64, c->tasks_banned);
+        cr_expect_eq(c->cgroups_gone, want->cgroups_gone, "cgroups gone %" PRIu64, c->cgroups_gone);
+        cr_expect_eq(c->restores, want->restores, "restores %" PRIu64, c->restores);
+        cr_expect_eq(c->errors, want->errors, "errors %" PRIu64, c->errors);
+}
+
+TestSuite(actuator, .fini = live_end, .timeout = 30);
+
+/* ---- moves */
+
+Test(actuator, move_sets_the_mask_on_every_thread) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        _cleanup_free_ pid_t *tids = NULL;
+        pid_t pid;
+
+        begin();
+        pid = spawn_threads(3);
+        cr_assert_eq(threads_of(pid, &tids), 3);
+        a = new_actuator(&no_cgroups, state_dir);
+        move(a, pid, "1", 1000);
+        expect_all_threads(pid, "1");
+        expect_counters(a, &(ActuatorCounters){ .moves = 1 });
+}
+
+Test(actuator, move_records_the_original_and_what_it_set) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        _cleanup_free_ char *got = NULL, *line = NULL, *want = NULL;
+        pid_t pid;
+
+        begin();
+        pid = spawn_threads(3);
+        a = new_actuator(&no_cgroups, state_dir);
+        move(a, pid, "1", 4242);
+        line = task_line(pid, starttime_of(pid), own_mask, "1", 4242);
+        cr_assert_gt(asprintf(&want, HEADER "%s", line), 0);
+        got = read_state("changes");
+        cr_assert_not_null(got, "no record");
+        cr_expect_str_eq(got, want);
+        cr_expect_not(state_exists("changes.tmp"), "temporary file left behind");
+}
+
+Test(actuator, record_that_cannot_be_written_changes_nothing) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        _cleanup_free_ char *tmp = NULL;
+        OneMove o;
+        pid_t pid;
+        int r;
+
+        begin();
+        pid = spawn_threads(3);
+        a = new_actuator(&no_cgroups, state_dir);
+        /* The temporary file cannot be created where a directory is. */
+        tmp = state_file("changes.tmp");
+        cr_assert_eq(mkdir(tmp, 0700), 0);
+        one_move(&o, pid, starttime_of(pid), "1");
+        r = actuator_apply(a, &o.plan, &empty_snap, false, 0, 1);
+        one_move_done(&o);
+        cr_expect_lt(r, 0, "apply went on without a record");
+        expect_all_threads(pid, own_mask);
+        cr_expect_not(state_exists("changes"));
+        cr_expect_not(actuator_lookup_task(a, pid, starttime_of(pid), NULL, NULL));
+        cr_expect_eq(actuator_counters(a)->moves, 0);
+}
+
+Test(actuator, lookup_task_needs_the_identity) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        const CpuMask *m = NULL;
+        uint64_t when = 0, start;
+        pid_t pid, other;
+
+        begin();
+        pid = spawn_threads(1);
+        other = spawn_threads(1);
+        start = starttime_of(pid);
+        a = new_actuator(&no_cgroups, NULL);
+        move(a, pid, "1", 777);
+        cr_assert(actuator_lookup_task(a, pid, start, &m, &when));
+        expect_mask(m, "1", "looked up");
+        cr_expect_eq(when, 777);
+        cr_expect_not(actuator_lookup_task(a, pid, start + 1, &m, &when), "recycled pid");
+        cr_expect_not(actuator_lookup_task(a, other, starttime_of(other), &m, &when));
+}
+
+Test(actuator, second_move_keeps_the_first_original) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        _cleanup_free_ char *got = NULL, *line = NULL, *want = NULL;
+        pid_t pid;
+
+        begin();
+        pid = spawn_threads(2);
+        a = new_actuator(&no_cgroups, state_dir);
+        move(a, pid, "1", 10);
+        move(a, pid, "0", 20);
+        expect_all_threads(pid, "0");
+        line = task_line(pid, starttime_of(pid), own_mask, "0", 20);
+        cr_assert_gt(asprintf(&want, HEADER "%s", line), 0);
+        got = read_state("changes");
+        cr_expect_str_eq(got, want);
+        cr_expect_eq(actuator_restore_all(a), 1);
+        expect_all_threads(pid, own_mask);
+}
+
+Test(actuator, move_after_someone_else_changed_the_mask_keeps_theirs_as_original) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        pid_t pid;
+
+        begin();
+        pid = spawn_threads(1);
+        a = new_actuator(&no_cgroups, state_dir);
+        move(a, pid, "1", 10);
+        set_all_masks(pid, "0"); /* an admin */
+        move(a, pid, "1", 20);
+        cr_expect_eq(actuator_restore_all(a), 1);
+        expect_all_threads(pid, "0");
+}
+
+Test(actuator, task_gone_before_apply_is_counted_not_an_error) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        OneMove o;
+        pid_t pid;
+        int r;
+
+        begin();
+        pid = dead_pid();
+        a = new_actuator(&no_cgroups, state_dir);
+        one_move(&o, pid, 12345, "1");
+        r = actuator_apply(a, &o.plan, &empty_snap, false, 0, 1);
+        one_move_done(&o);
+        cr_expect_eq(r, 0);
+        expect_counters(a, &(ActuatorCounters){ .tasks_gone = 1 });
+        cr_expect_not(state_exists("changes"), "recorded a task that is gone");
+}
+
+Test(actuator, recycled_pid_is_not_moved) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        OneMove o;
+        pid_t pid;
+        int r;
+
+        begin();
+        pid = spawn_threads(2);
+        a = new_actuator(&no_cgroups, state_dir);
+        one_move(&o, pid, starttime_of(pid) + 1, "1");
+        r = actuator_apply(a, &o.plan, &empty_snap, false, 0, 1);
+        one_move_done(&o);
+        cr_expect_eq(r, 0);
+        expect_all_threads(pid, own_mask);
+        expect_counters(a, &(ActuatorCounters){ .tasks_gone = 1 });
+}
+
+/* A thread listed in /proc that is gone when its mask is set: a /proc tree of our own lists a
+ * dead tid before the live one. */
+Test(actuator, thread_gone_mid_move_does_not_stop_the_others) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        _cleanup_free_ char *stat = NULL, *pstat = NULL, *tpath = NULL, *dpath = NULL;
+        _cleanup_close_ int fake_fd = -EBADF, dirfd = -EBADF;
+        char buf[PROC_TASK_STAT_BUF_SIZE];
+        pid_t dead, pid;
+        ssize_t n;
+        OneMove o;
+        int r;
+
+        begin();
+        dead = dead_pid();
+        pid = spawn_threads(1);
+        if (dead > pid)
+                skip_test("pids wrapped around (%d after %d)", (int) dead, (int) pid);
+        fake_proc = make_tmpdir();
+        dirfd = open(fake_proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        cr_assert_geq(dirfd, 0);
+        {
+                _cleanup_free_ char *text = NULL;
+                _cleanup_fclose_ FILE *f = fopen("/proc/stat", "re");
+                size_t size = 0;
+
+                cr_assert_not_null(f);
+                cr_assert_gt(getdelim(&text, &size, '\0', f), 0);
+                write_file_at(dirfd, "stat", text);
+        }
+        cr_assert_gt(asprintf(&pstat, "/proc/%d/stat", (int) pid), 0);
+        {
+                _cleanup_close_ int fd = open(pstat, O_RDONLY | O_CLOEXEC);
+
+                cr_assert_geq(fd, 0);
+                n = read(fd, buf, sizeof buf - 1);
+                cr_assert_gt(n, 0);
+                buf[n] = '\0';
+        }
+        cr_assert_gt(asprintf(&stat, "%d/stat", (int) pid), 0);
+        write_file_at(dirfd, stat, buf);
+        cr_assert_gt(asprintf(&dpath, "%d/task/%d/stat", (int) pid, (int) dead), 0);
+        write_file_at(dirfd, dpath, buf);
+        cr_assert_gt(asprintf(&tpath, "%d/task/%d/stat", (int) pid, (int) pid), 0);
+        write_file_at(dirfd, tpath, buf);
+
+        fake_fd = open(fake_proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        cr_assert_geq(fake_fd, 0);
+        cr_assert_eq(actuator_new(fake_fd, &no_cgroups, state_dir, &a), 0);
+        one_move(&o, pid, starttime_of(pid), "1");
+        r = actuator_apply(a, &o.plan, &empty_snap, false, 0, 1);
+        one_move_done(&o);
+        cr_expect_eq(r, 0);
+        expect_all_threads(pid, "1");
+        expect_counters(a, &(ActuatorCounters){ .moves = 1 });
+}
+
+Test(actuator, threads_pinned_apart_are_not_moved) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        _cleanup_free_ pid_t *tids = NULL;
+        _cleanup_free_ char *t0 = NULL, *t2 = NULL;
+        OneMove o;
+        pid_t pid;
+        int r;
+
+        begin();
+        pid = spawn_threads(3);
+        cr_assert_eq(threads_of(pid, &tids), 3);
+        set_mask(tids[1], "0"); /* the program pins one of its threads */
+        a = new_actuator(&no_cgroups, state_dir);
+        one_move(&o, pid, starttime_of(pid), "1");
+        r = actuator_apply(a, &o.plan, &empty_snap, false, 0, 1);
+        one_move_done(&o);
+        cr_expect_eq(r, 0);
+        t0 = mask_of(tids[0]);
+        t2 = mask_of(tids[2]);
+        cr_expect_str_eq(t0, own_mask);
+        cr_expect_str_eq(t2, own_mask);
+        expect_counters(a, &(ActuatorCounters){ .masks_refused = 1 });
+}
+
+Test(actuator, mask_of_offline_cpus_only_is_refused_without_a_syscall) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        long conf = sysconf(_SC_NPROCESSORS_CONF);
+        char cpu[24];
+        OneMove o;
+        pid_t pid;
+        int r;
+
+        begin();
+        cr_assert_gt(conf, 0);
+        if (conf >= (long) TEST_CAPACITY)
+                skip_test("%ld CPUs", conf);
+        (void) snprintf(cpu, sizeof cpu, "%ld", conf); /* one past the last CPU */
+        pid = spawn_threads(1);
+        a = new_actuator(&no_cgroups, state_dir);
+        one_move(&o, pid, starttime_of(pid), cpu);
+        r = actuator_apply(a, &o.plan, &empty_snap, false, 0, 1);
+        one_move_done(&o);
+        cr_expect_eq(r, 0);
+        expect_all_threads(pid, own_mask);
+        expect_counters(a, &(ActuatorCounters){ .masks_refused = 1 });
+}
+
+Test(actuator, cross_node_move_is_counted_and_a_failed_memory_move_is_not_fatal) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        const ActuatorCounters *c;
+        OneMove o;
+        pid_t pid;
+        int r;
+
+        begin();
+        pid = spawn_threads(1);
+        a = new_actuator(&no_cgroups, state_dir);
+        one_move(&o, pid, starttime_of(pid), "1");
+        /* Node 4095 exists nowhere: the memory move fails, the mask change stands. */
+        o.move.from_node = 0;
+        o.move.to_node = 4095;
+        r = actuator_apply(a, &o.plan, &empty_snap, false, /* migrate_memory_max_mb= */ 1024, 1);
+        one_move_done(&o);
+        cr_expect_eq(r, 0);
+        expect_all_threads(pid, "1");
+        c = actuator_counters(a);
+        cr_expect_eq(c->moves, 1);
+        cr_expect_eq(c->cross_node_moves, 1);
+        cr_expect_eq(c->errors, 1, "the failed memory move is counted");
+}
+
+/* Node 1 is named: on a one-node machine the kernel refuses it, which shows the call was made. */
+static const ActuatorCounters *move_to_node_1(Actuator **a, uint64_t migrate_max_mb) {
+        OneMove o;
+        pid_t pid;
+        int r;
+
+        if (numa_available() < 0)
+                skip_test("no NUMA support in this kernel");
+        begin();
+        pid = spawn_threads(1);
+        *a = new_actuator(&no_cgroups, state_dir);
+        one_move(&o, pid, starttime_of(pid), "1");
+        o.move.from_node = 0;
+        o.move.to_node = 1;
+        r = actuator_apply(*a, &o.plan, &empty_snap, false, migrate_max_mb, 1);
+        one_move_done(&o);
+        cr_expect_eq(r, 0);
+        expect_all_threads(pid, "1");
+        return actuator_counters(*a);
+}
+
+Test(actuator, memory_of_a_task_above_the_bound_stays) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        const ActuatorCounters *c = move_to_node_1(&a, /* migrate_memory_max_mb= */ 1);
+
+        /* a forked test process has more than 1 MiB resident: no call, so no error */
+        cr_expect_eq(c->moves, 1);
+        cr_expect_eq(c->cross_node_moves, 1);
+        cr_expect_eq(c->errors, 0);
+}
+
+Test(actuator, memory_of_a_task_within_the_bound_moves) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        const ActuatorCounters *c = move_to_node_1(&a, UINT64_MAX);
+
+        cr_expect_eq(c->moves, 1);
+        /* no node 1 with memory we may use: migrate_pages() refuses it (counted); else the
+         * pages move */
+        cr_expect_eq(c->errors, numa_bitmask_isbitset(numa_all_nodes_ptr, 1) ? 0 : 1,
+                     "errors %" PRIu64, c->errors);
+}
+
+Test(actuator, memory_stays_without_a_bound) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        const ActuatorCounters *c = move_to_node_1(&a, /* migrate_memory_max_mb= */ 0);
+
+        cr_expect_eq(c->moves, 1);
+        cr_expect_eq(c->errors, 0);
+}
+
+Test(actuator, pid_1_and_kernel_threads_are_never_touched) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        _cleanup_free_ pid_t *pids = NULL;
+        _cleanup_free_ char *init_mask = NULL, *kthread_mask = NULL;
+        PlanMove moves[2] = {};
+        pid_t kthread = 0;
+        size_t n = 0;
+        int r;
+
+        begin();
+        cr_assert_eq(proc_pid_list_at(proc_fd, &pids, &n), 0);
+        for (size_t i = 0; i < n && !kthread; i++) {
+                TaskStat st;
+
+                if (proc_task_stat_read_at(proc_fd, pids[i], 0, &st) == 0 &&
+                    task_stat_is_kthread(&st))
+                        kthread = pids[i];
+        }
+        if (!kthread)
+                skip_test("no kernel thread visible (a container?)");
+        /* Each is planned onto the mask it has: should the check fail, nothing changes. */
+        init_mask = mask_of(1);
+        kthread_mask = mask_of(kthread);
+        moves[0] = (PlanMove){ .pid = 1,
+                               .starttime_ticks = starttime_of(1),
+                               .mask = parse_mask(init_mask) };
+        moves[1] = (PlanMove){ .pid = kthread,
+                               .starttime_ticks = starttime_of(kthread),
+                               .mask = parse_mask(kthread_mask) };
+        a = new_actuator(&no_cgroups, NULL);
+        r = actuator_apply(a, &(Plan){ .moves = moves, .n_moves = 2 }, &empty_snap, false, 0, 1);
+        for (size_t i = 0; i < ELEMENTSOF(moves); i++)
+                cpumask_free(moves[i].mask);
+        cr_expect_eq(r, 0);
+        expect_counters(a, &(ActuatorCounters){ .errors = 2 });
+        cr_expect_not(actuator_lookup_task(a, 1, starttime_of(1), NULL, NULL));
+        cr_expect_not(actuator_lookup_task(a, kthread, starttime_of(kthread), NULL, NULL));
+}
+
+Test(actuator, dry_run_changes_nothing_and_records_nothing) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        PolicyTask task = {};
+        OneMove o;
+        pid_t pid;
+        int r;
+
+        begin();
+        pid = spawn_threads(2);
+        task = (PolicyTask){ .pid = pid, .starttime_ticks = starttime_of(pid), .comm = "kid" };
+        a = new_actuator(&no_cgroups, state_dir);
+        one_move(&o, pid, task.starttime_ticks, "1");
+        r = actuator_apply(a, &o.plan, &(PolicySnapshot){ .tasks = &task, .n_tasks = 1 },
+                           /* dry_run= */ true, 0, 1);
+        one_move_done(&o);
+        cr_expect_eq(r, 0);
+        expect_all_threads(pid, own_mask);
+        cr_expect_not(state_exists("changes"));
+        cr_expect_not(state_exists("changes.tmp"));
+        cr_expect_not(actuator_lookup_task(a, pid, task.starttime_ticks, NULL, NULL));
+        expect_counters(a, &(ActuatorCounters){});
+}
+
+/* ---- errors from the kernel */
+
+Test(actuator, mask_outside_the_cpuset_is_refused_and_changes_nothing) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        _cleanup_cpumask_ CpuMask *cpu0 = NULL;
+        OneMove o;
+        pid_t pid;
+        int r;
+
+        begin_cgroups();
+        if (live.mode == CGROUP_MODE_V2 || !live.cpuset_path[0])
+                skip_test("needs a cgroup v1 cpuset (mode %s)", cgroup_mode_to_string(live.mode));
+        cpu0 = parse_mask("0");
+        cr_assert_eq(cgroup_set_cpuset(&live, group, cpu0, NULL), 0);
+        pid = spawn_threads(2);
+        cr_assert_eq(cgroup_attach_pid(&live, group, pid), 0);
+        expect_all_threads(pid, "0");
+        a = new_actuator(&live, state_dir);
+        one_move(&o, pid, starttime_of(pid), "1");
+        r = actuator_apply(a, &o.plan, &empty_snap, false, 0, 1);
+        one_move_done(&o);
+        cr_expect_eq(r, 0);
+        expect_all_threads(pid, "0");
+        expect_counters(a, &(ActuatorCounters){ .masks_refused = 1 });
+        cr_expect_not(actuator_lookup_task(a, pid, starttime_of(pid), NULL, NULL));
+        cr_expect_not(state_exists("changes"), "the refused move stayed in the record");
+}
+
+typedef struct HelperResult {
+        int stage, r;
+        bool banned;
+        ActuatorCounters first, second;
+} HelperResult;
+
+/* As an unprivileged user: move a root-owned task. Never asserts. */
+static void eperm_helper(int fd, const Plan *plan) {
+        HelperResult res = {};
+        Actuator *a = NULL;
+
+        if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+            setresuid(65534, 65534, 65534) < 0)
+                res.stage = 1;
+        else if ((res.r = actuator_new(proc_fd, &no_cgroups, NULL, &a)) < 0)
+                res.stage = 2;
+        else {
+                res.r = actuator_apply(a, plan, &empty_snap, false, 0, 1);
+                res.first = *actuator_counters(a);
+                res.banned =
+                        actuator_task_banned(a, plan->moves[0].pid, plan->moves[0].starttime_ticks);
+                (void) actuator_apply(a, plan, &empty_snap, false, 0, 2);
+                res.second = *actuator_counters(a);
+                res.stage = 3;
+        }
+        (void) !write(fd, &res, sizeof res);
+        _exit(0);
+}
+
+Test(actuator, eperm_bans_the_task) {
+        HelperResult res = {};
+        int p[2];
+        OneMove o;
+        pid_t pid, helper;
+
+        if (!running_as_root())
+                skip_test("needs root to switch to an unprivileged user");
+        begin();
+        pid = spawn_threads(2);
+        one_move(&o, pid, starttime_of(pid), "1");
+        cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+        cr_assert_lt(n_kids, ELEMENTSOF(kids));
+        helper = fork();
+        cr_assert_geq(helper, 0);
+        if (helper == 0)
+                eperm_helper(p[1], &o.plan);
+        kids[n_kids++] = helper;
+        one_move_done(&o);
+        (void) close(p[1]);
+        cr_assert_eq(read(p[0], &res, sizeof res), (ssize_t) sizeof res, "helper said nothing");
+        (void) close(p[0]);
+        cr_assert_eq(res.stage, 3, "helper stopped at stage %d: %s", res.stage, strerror(-res.r));
+        cr_expect_eq(res.r, 0);
+        cr_expect_eq(res.first.tasks_banned, 1);
+        cr_expect_eq(res.first.moves, 0);
+        cr_expect_eq(res.first.errors, 0);
+        cr_expect(res.banned, "not banned");
+        cr_expect_eq(res.second.tasks_banned, 1, "tried again after EPERM");
+        cr_expect_eq(res.second.errors, 0);
+        expect_all_threads(pid, own_mask);
+}
+
+/* ---- restore */
+
+Test(actuator, restore_all_puts_back_the_original_on_every_thread) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        pid_t pid;
+
+        begin();
+        pid = spawn_threads(3);
+        a = new_actuator(&no_cgroups, state_dir);
+        move(a, pid, "1", 1);
+        expect_all_threads(pid, "1");
+        cr_expect_eq(actuator_restore_all(a), 1);
+        expect_all_threads(pid, own_mask);
+        cr_expect_not(state_exists("changes"), "record not emptied");
+        cr_expect_not(actuator_lookup_task(a, pid, starttime_of(pid), NULL, NULL));
+        expect_counters(a, &(ActuatorCounters){ .moves = 1, .restores = 1 });
+}
+
+Test(actuator, restore_leaves_a_mask_someone_else_changed) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        _cleanup_free_ pid_t *tids = NULL;
+        _cleanup_free_ char *main_mask = NULL, *other_mask = NULL;
+        pid_t changed, kept;
+
+        begin();
+        changed = spawn_threads(2);
+        kept = spawn_threads(2);
+        a = new_actuator(&no_cgroups, state_dir);
+        move(a, changed, "1", 1);
+        move(a, kept, "1", 1);
+        /* `taskset -p 0 PID`: the main thread only. The task is the admin's now, all of it. */
+        set_mask(changed, "0");
+        cr_expect_eq(actuator_restore_all(a), 1);
+        cr_assert_eq(threads_of(changed, &tids), 2);
+        main_mask = mask_of(changed);
+        other_mask = mask_of(tids[0] == changed ? tids[1] : tids[0]);
+        cr_expect_str_eq(main_mask, "0");
+        cr_expect_str_eq(other_mask, "1", "half restored: %s", other_mask);
+        expect_all_threads(kept, own_mask);
+}
+
+Test(actuator, restore_without_a_state_dir_works_from_memory) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        pid_t pid;
+
+        begin();
+        pid = spawn_threads(2);
+        a = new_actuator(&no_cgroups, NULL);
+        move(a, pid, "1", 1);
+        cr_expect_eq(actuator_restore_all(a), 1);
+        expect_all_threads(pid, own_mask);
+}
+
+/* ---- reconcile: a record left by a run that crashed */
+
+Test(actuator, reconcile_restores_what_a_crashed_run_left) {
+        _cleanup_actuator_ Actuator *b = NULL;
+        Actuator *a;
+        pid_t pid;
+
+        begin();
+        pid = spawn_threads(3);
+        a = new_actuator(&no_cgroups, state_dir);
+        move(a, pid, "1", 1);
+        a = actuator_free(a); /* no restore: as if killed */
+        expect_all_threads(pid, "1");
+        b = new_actuator(&no_cgroups, state_dir);
+        cr_expect_eq(actuator_reconcile(b), 1);
+        expect_all_threads(pid, own_mask);
+        cr_expect_not(state_exists("changes"));
+}
+
+Test(actuator, reconcile_without_a_record_is_zero) {
+        _cleanup_actuator_ Actuator *a = NULL;
+
+        begin();
+        a = new_actuator(&no_cgroups, state_dir);
+        cr_expect_eq(actuator_reconcile(a), 0);
+        expect_counters(a, &(ActuatorCounters){});
+}
+
+Test(actuator, reconcile_skips_a_recycled_pid) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        _cleanup_free_ char *line = NULL, *text = NULL;
+        pid_t pid;
+
+        begin();
+        pid = spawn_threads(2);
+        set_all_masks(pid, "1");
+        /* The record's task had this pid but started at another time: not this one. */
+        line = task_line(pid, starttime_of(pid) + 1, "0", "1", 5);
+        cr_assert_gt(asprintf(&text, HEADER "%s", line), 0);
+        write_state("changes", text);
+        a = new_actuator(&no_cgroups, state_dir);
+        cr_expect_eq(actuator_reconcile(a), 0);
+        expect_all_threads(pid, "1");
+        cr_expect_not(state_exists("changes"), "record not emptied");
+        expect_counters(a, &(ActuatorCounters){ .tasks_gone = 1 });
+}
+
+Test(actuator, reconcile_restores_the_online_part_of_the_original) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        _cleanup_cpumask_ CpuMask *orig = NULL;
+        _cleanup_free_ char *orig_text = NULL, *line = NULL, *text = NULL;
+        long conf = sysconf(_SC_NPROCESSORS_CONF);
+        pid_t pid;
+
+        begin();
+        if (conf + 1 > 64)
+                skip_test("%ld CPUs", conf);
+        pid = spawn_threads(2);
+        set_all_masks(pid, "0");
+        /* CPU 1 and one that does not exist (offline, as far as the task can tell) */
+        orig = parse_mask("1");
+        cr_assert_eq(cpumask_set(orig, (unsigned) conf), 0);
+        orig_text = mask_string(orig);
+        line = task_line(pid, starttime_of(pid), orig_text, "0", 5);
+        cr_assert_gt(asprintf(&text, HEADER "%s", line), 0);
+        write_state("changes", text);
+        a = new_actuator(&no_cgroups, state_dir);
+        cr_expect_eq(actuator_reconcile(a), 1);
+        expect_all_threads(pid, "1");
+}
+
+Test(actuator, reconcile_of_an_offline_original_gives_every_online_cpu) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        _cleanup_free_ char *line = NULL, *text = NULL, *cpu = NULL;
+        long conf = sysconf(_SC_NPROCESSORS_CONF);
+        pid_t pid;
+
+        begin();
+        if (conf + 1 > 64)
+                skip_test("%ld CPUs", conf);
+        pid = spawn_threads(2);
+        set_all_masks(pid, "1");
+        cr_assert_gt(asprintf(&cpu, "%ld", conf), 0);
+        line = task_line(pid, starttime_of(pid), cpu, "1", 5);
+        cr_assert_gt(asprintf(&text, HEADER "%s", line), 0);
+        write_state("changes", text);
+        a = new_actuator(&no_cgroups, state_dir);
+        cr_expect_eq(actuator_reconcile(a), 1);
+        /* every online CPU its cpuset allows: the test's own mask, at least CPUs 0 and 1 */
+        expect_all_threads(pid, own_mask);
+}
+
+Test(actuator, reconcile_of_an_original_outside_the_cpuset_gives_what_the_cpuset_allows) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        _cleanup_cpumask_ CpuMask *cpu0 = NULL;
+        _cleanup_free_ char *line = NULL, *text = NULL;
+        pid_t pid;
+
+        begin_cgroups();
+        if (live.mode == CGROUP_MODE_V2 || !live.cpuset_path[0])
+                skip_test("needs a cgroup v1 cpuset (mode %s)", cgroup_mode_to_string(live.mode));
+        pid = spawn_threads(2);
+        cr_assert_eq(cgroup_attach_pid(&live, group, pid), 0);
+        set_all_masks(pid, "0");
+        /* It had CPU 1 before us; since, its cpuset shrank to CPU 0. */
+        cpu0 = parse_mask("0");
+        cr_assert_eq(cgroup_set_cpuset(&live, group, cpu0, NULL), 0);
+        line = task_line(pid, starttime_of(pid), "1", "0", 5);
+        cr_assert_gt(asprintf(&text, HEADER "%s", line), 0);
+        write_state("changes", text);
+        a = new_actuator(&live, state_dir);
+        cr_expect_eq(actuator_reconcile(a), 1);
+        expect_all_threads(pid, "0");
+        expect_counters(a, &(ActuatorCounters){ .restores = 1 });
+}
+
+Test(actuator, corrupt_record_is_kept_aside_and_nothing_is_restored) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        _cleanup_free_ char *line = NULL, *text = NULL, *kept = NULL;
+        pid_t pid;
+
+        begin();
+        pid = spawn_threads(2);
+        set_all_masks(pid, "1");
+        /* A good first line for this very task, then garbage: never half applied. */
+        line = task_line(pid, starttime_of(pid), "0", "1", 5);
+        cr_assert_gt(asprintf(&text, HEADER "%sgarbage\n", line), 0);
+        write_state("changes", text);
+        a = new_actuator(&no_cgroups, state_dir);
+        cr_expect_eq(actuator_reconcile(a), -EBADMSG);
+        expect_all_threads(pid, "1");
+        cr_expect_not(state_exists("changes"));
+        kept = read_state("changes.corrupt");
+        cr_assert_not_null(kept, "no changes.corrupt");
+        cr_expect_str_eq(kept, text);
+        cr_expect_not(actuator_lookup_task(a, pid, starttime_of(pid), NULL, NULL));
+        cr_expect_eq(actuator_counters(a)->restores, 0);
+}
+
+Test(actuator, corrupt_record_fixture_is_refused) {
+        _cleanup_actuator_ Actuator *a = NULL;
+
+        begin();
+        /* A NUL byte, which a C string in a test cannot hold. */
+        copy_fixture("actuator/corrupt", state_dir);
+        a = new_actuator(&no_cgroups, state_dir);
+        cr_expect_eq(actuator_reconcile(a), -EBADMSG);
+        cr_expect(state_exists("changes.corrupt"));
+        cr_expect_not(state_exists("changes"));
+}
+
+/* ---- weights */
+
+static const char *weight_file(void) {
+        return live.mode == CGROUP_MODE_V2 ? "cpu.weight" : "cpu.shares";
+}
+
+static char *read_weight(void) {
+        _cleanup_free_ char *p = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        char buf[64];
+        ssize_t n;
+
+        cr_assert_gt(asprintf(&p, "%s/%s/%s", live.cpu_path, group, weight_file()), 0);
+        fd = open(p, O_RDONLY | O_CLOEXEC);
+        cr_assert_geq(fd, 0, "%s: %s", p, strerror(errno));
+        n = read(fd, buf, sizeof buf - 1);
+        cr_assert_gt(n, 0);
+        buf[n] = '\0';
+        return strdup(buf);
+}
+
+static void write_weight(const char *text) {
+        _cleanup_free_ char *p = NULL;
+        _cleanup_close_ int fd = -EBADF;
+
+        cr_assert_gt(asprintf(&p, "%s/%s/%s", live.cpu_path, group, weight_file()), 0);
+        fd = open(p, O_WRONLY | O_CLOEXEC);
+        cr_assert_geq(fd, 0, "%s: %s", p, strerror(errno));
+        cr_assert_eq(write(fd, text, strlen(text)), (ssize_t) strlen(text));
+}
+
+/* The native text of a v2 weight: shares on v1. */
+static const char *native(const char *v1, const char *v2) {
+        return live.mode == CGROUP_MODE_V2 ? v2 : v1;
+}
+
+static void apply_weight(Actuator *a, const char *path, uint32_t to) {
+        PolicyCgroup cg = { .path = path, .weight = 100, .base_weight = 100 };
+        PlanWeight w = { .cgroup = 0, .from = 100, .to = to, .reason = "test" };
+        int r;
+
+        r = actuator_apply(a, &(Plan){ .weights = &w, .n_weights = 1 },
+                           &(PolicySnapshot){ .cgroups = &cg, .n_cgroups = 1 }, false, 0, 1);
+        cr_assert_eq(r, 0, "apply: %s", strerror(-r));
+}
+
+static void expect_weight(const char *v1, const char *v2) {
+        _cleanup_free_ char *got = read_weight(), *want = NULL;
+
+        cr_assert_gt(asprintf(&want, "%s\n", native(v1, v2)), 0);
+        cr_expect_str_eq(got, want);
+}
+
+Test(actuator, weight_is_written_and_its_original_recorded) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        _cleanup_free_ char *got = NULL, *want = NULL;
+        uint32_t base = 0;
+
+        begin_cgroups();
+        expect_weight("1024", "100");
+        a = new_actuator(&live, state_dir);
+        apply_weight(a, group, 150);
+        expect_weight("1536", "150");
+        cr_assert_gt(asprintf(&want, HEADER "cgroup %s %s %s\n", native("1024", "100"),
+                              native("1536", "150"), group),
+                     0);
+        got = read_state("changes");
+        cr_expect_str_eq(got, want);
+        cr_assert(actuator_lookup_cgroup(a, group, &base));
+        cr_expect_eq(base, 100);
+        expect_counters(a, &(ActuatorCounters){ .weight_changes = 1 });
+}
+
+Test(actuator, restore_puts_the_weight_back) {
+        _cleanup_actuator_ Actuator *a = NULL;
+
+        begin_cgroups();
+        a = new_actuator(&live, state_dir);
+        apply_weight(a, group, 150);
+        apply_weight(a, group, 300);
+        cr_expect_eq(actuator_restore_all(a), 1);
+        expect_weight("1024", "100");
+        cr_expect_not(actuator_lookup_cgroup(a, group, NULL));
+        cr_expect_not(state_exists("changes"));
+}
+
+Test(actuator, restore_leaves_a_weight_someone_else_changed) {
+        _cleanup_actuator_ Actuator *a = NULL;
+
+        begin_cgroups();
+        a = new_actuator(&live, state_dir);
+        apply_weight(a, group, 150);
+        write_weight(native("2000", "200"));
+        cr_expect_eq(actuator_restore_all(a), 0);
+        expect_weight("2000", "200");
+}
+
+Test(actuator, reconcile_restores_a_weight_a_crashed_run_left) {
+        _cleanup_actuator_ Actuator *b = NULL;
+        Actuator *a;
+        pid_t pid;
+
+        begin_cgroups();
+        write_weight(native("1000", "97")); /* not a round weight: restored exactly */
+        pid = spawn_threads(2);
+        a = new_actuator(&live, state_dir);
+        apply_weight(a, group, 150);
+        move(a, pid, "1", 1);
+        a = actuator_free(a);
+        b = new_actuator(&live, state_dir);
+        cr_expect_eq(actuator_reconcile(b), 2);
+        expect_weight("1000", "97");
+        expect_all_threads(pid, own_mask);
+}
+
+Test(actuator, weight_of_a_removed_group_is_counted_as_gone) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        _cleanup_free_ char *gone = NULL;
+
+        begin_cgroups();
+        cr_assert_gt(asprintf(&gone, "%s/never-made", group), 0);
+        a = new_actuator(&live, state_dir);
+        apply_weight(a, gone, 150);
+        expect_counters(a, &(ActuatorCounters){ .cgroups_gone = 1 });
+        cr_expect_not(state_exists("changes"));
+}
+
+Test(actuator, weight_outside_the_range_or_group_is_an_error) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        PolicyCgroup cg = { .path = "x" };
+        PlanWeight w[] = {
+                { .cgroup = 0, .to = 0 },
+                { .cgroup = 0, .to = 10001 },
+                { .cgroup = 1, .to = 100 }, /* no such index */
+        };
+        int r;
+
+        begin();
+        a = new_actuator(&no_cgroups, state_dir);
+        r = actuator_apply(a, &(Plan){ .weights = w, .n_weights = ELEMENTSOF(w) },
+                           &(PolicySnapshot){ .cgroups = &cg, .n_cgroups = 1 }, false, 0, 1);
+        cr_expect_eq(r, 0);
+        expect_counters(a, &(ActuatorCounters){ .errors = 3 });
+}
+
+Test(actuator, weight_dry_run_changes_nothing) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        PolicyCgroup cg = {};
+        PlanWeight w = { .cgroup = 0, .from = 100, .to = 150 };
+        int r;
+
+        begin_cgroups();
+        cg.path = group;
+        a = new_actuator(&live, state_dir);
+        r = actuator_apply(a, &(Plan){ .weights = &w, .n_weights = 1 },
+                           &(PolicySnapshot){ .cgroups = &cg, .n_cgroups = 1 }, true, 0, 1);
+        cr_expect_eq(r, 0);
+        expect_weight("1024", "100");
+        cr_expect_not(state_exists("changes"));
+        expect_counters(a, &(ActuatorCounters){});
+}
