@@ -1,0 +1,1205 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "sampler.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "macro.h"
+#include "proc.h"
+
+/* cgroup trees nest a handful of levels; this bounds the recursion and its open directories. */
+#define WALK_DEPTH_MAX 32u
+/* An effective cpuset file holds a cpulist; a few KiB is any real one. */
+#define CPUSET_FILE_SIZE_MAX 8192u
+
+/* ---- per-task state kept between samples */
+
+typedef struct ThreadState {
+        pid_t tid;
+        uint64_t starttime_ticks; /* with tid, the thread's identity where no fd is kept */
+        int stat_fd, sched_fd; /* kept open for pread (-EBADF: read by path) */
+        bool no_schedstat; /* its schedstat file is missing: demand falls back to util */
+        bool has_prev; /* the counters below are from the previous sample */
+        bool had_runwait; /* and runwait_ns was measured then */
+        uint64_t cpu_ticks; /* utime + stime */
+        uint64_t runwait_ns; /* schedstat run + wait */
+} ThreadState;
+
+typedef struct TaskState {
+        pid_t pid;
+        uint64_t starttime_ticks; /* of the main thread: with pid, the identity */
+        unsigned gen; /* the sample that last saw it */
+        bool primed; /* seen in an earlier sample: thread deltas mean something */
+        ThreadState *threads; /* sorted by tid */
+        size_t n_threads, cap_threads;
+        CpuMask *allowed; /* its affinity at the last sample */
+} TaskState;
+
+/* What one thread added over the interval. */
+typedef struct ThreadDelta {
+        uint64_t cpu_ticks;
+        uint64_t runwait_ns;
+        bool has_runwait;
+        bool alive; /* not a zombie */
+        unsigned processor;
+} ThreadDelta;
+
+typedef struct GroupState {
+        char *path;
+        bool has_usage; /* usage_usec is from the previous sample */
+        uint64_t usage_usec;
+        pid_t *pids; /* cgroup.procs of this sample */
+        size_t n_pids;
+        bool moved; /* in prev_groups: path now belongs to this sample's entry */
+} GroupState;
+
+struct Sampler {
+        int proc_fd;
+        const CgroupLayout *layout;
+        const Topology *topo;
+        pid_t self_pid;
+        uint64_t clk_tck;
+        unsigned cpu_capacity;
+        bool since_boot;
+
+        unsigned gen;
+        ProcStat *prev_stat; /* NULL until the first live sample */
+        uint64_t prev_usec;
+
+        /* pid -> TaskState, open addressing, rebuilt without the departed after each sample */
+        TaskState **slots, **spare;
+        size_t n_slots, n_entries;
+
+        ThreadState *scratch; /* the thread list being built for one task */
+        size_t cap_scratch;
+
+        GroupState *groups, *prev_groups; /* sorted by path */
+        size_t n_groups, n_prev_groups, cap_groups, cap_prev_groups;
+
+        unsigned fds_kept, fds_max;
+
+        PolicyCpu *cpus;
+        PolicyTask *tasks;
+        size_t cap_tasks;
+        PolicyCgroup *cgroups;
+        size_t cap_cgroups;
+        PolicySnapshot snap;
+        SamplerSystem sys;
+        bool said_no_psi;
+};
+
+/* What one sample needs to turn counters into loads. */
+typedef struct Tick {
+        const Tunables *t;
+        const Actuator *a;
+        bool deltas; /* false: this sample only primes the counters */
+        uint64_t interval_usec; /* live: since the previous sample */
+        uint64_t uptime_usec; /* since-boot mode */
+        size_t max_depth; /* below this many components, no glob can match a new group */
+} Tick;
+
+/* ---- arithmetic */
+
+static uint32_t clamp_u32(unsigned __int128 v) {
+        return v > UINT32_MAX ? UINT32_MAX : (uint32_t) v;
+}
+
+static uint64_t sub_clamped(uint64_t cur, uint64_t prev) {
+        return cur > prev ? cur - prev : 0;
+}
+
+/* ticks of CPU time over interval_usec, in permyriad of one CPU. */
+static uint32_t ticks_permyriad(uint64_t ticks, uint64_t clk_tck, uint64_t interval_usec) {
+        if (interval_usec == 0 || clk_tck == 0)
+                return 0;
+        return clamp_u32((unsigned __int128) ticks * 1000000u * POLICY_LOAD_ONE_CPU /
+                         ((unsigned __int128) clk_tck * interval_usec));
+}
+
+static uint32_t ns_permyriad(uint64_t ns, uint64_t interval_usec) {
+        if (interval_usec == 0)
+                return 0;
+        return clamp_u32((unsigned __int128) ns * POLICY_LOAD_ONE_CPU /
+                         ((unsigned __int128) interval_usec * 1000u));
+}
+
+static uint32_t usec_permyriad(uint64_t usec, uint64_t interval_usec) {
+        if (interval_usec == 0)
+                return 0;
+        return clamp_u32((unsigned __int128) usec * POLICY_LOAD_ONE_CPU / interval_usec);
+}
+
+/* ---- kept fds */
+
+/* Keeps an fd open if the budget allows, else closes it. Returns it or -EBADF. */
+static int fd_keep(Sampler *s, int fd) {
+        if (fd < 0)
+                return -EBADF;
+        if (s->fds_kept >= s->fds_max) {
+                (void) close(fd);
+                return -EBADF;
+        }
+        s->fds_kept++;
+        return fd;
+}
+
+static void fd_release(Sampler *s, int *fd) {
+        if (*fd < 0)
+                return;
+        (void) close(*fd);
+        *fd = -EBADF;
+        s->fds_kept--;
+}
+
+static void thread_release(Sampler *s, ThreadState *th) {
+        fd_release(s, &th->stat_fd);
+        fd_release(s, &th->sched_fd);
+}
+
+static void task_clear_threads(Sampler *s, TaskState *e) {
+        for (size_t i = 0; i < e->n_threads; i++)
+                thread_release(s, &e->threads[i]);
+        e->n_threads = 0;
+}
+
+static TaskState *task_free(Sampler *s, TaskState *e) {
+        if (!e)
+                return NULL;
+        task_clear_threads(s, e);
+        free(e->threads);
+        cpumask_free(e->allowed);
+        free(e);
+        return NULL;
+}
+
+/* ---- the pid table */
+
+static size_t slot_of(pid_t pid, size_t n_slots) {
+        /* Fibonacci hashing: pids are dense and sequential, the mix spreads them. */
+        return (size_t) (((uint64_t) (uint32_t) pid * UINT64_C(0x9E3779B97F4A7C15)) >> 32) &
+               (n_slots - 1);
+}
+
+static TaskState *task_lookup(const Sampler *s, pid_t pid) {
+        if (s->n_slots == 0)
+                return NULL;
+        for (size_t i = slot_of(pid, s->n_slots);; i = (i + 1) & (s->n_slots - 1)) {
+                if (!s->slots[i])
+                        return NULL;
+                if (s->slots[i]->pid == pid)
+                        return s->slots[i];
+        }
+}
+
+static void slots_put(TaskState **slots, size_t n_slots, TaskState *e) {
+        size_t i = slot_of(e->pid, n_slots);
+
+        while (slots[i])
+                i = (i + 1) & (n_slots - 1);
+        slots[i] = e;
+}
+
+/*
+ * Moves the entries seen by sample gen (all when gen is 0) into a table of n_slots, frees the
+ * others. The spare table is reused, so a steady state allocates nothing.
+ */
+static int slots_rebuild(Sampler *s, size_t n_slots, unsigned gen) {
+        TaskState **t = s->spare;
+        size_t n = 0;
+
+        if (n_slots != s->n_slots || !t) {
+                t = calloc(n_slots, sizeof *t);
+                if (!t)
+                        return -ENOMEM;
+                free(s->spare);
+        } else
+                memset(t, 0, n_slots * sizeof *t);
+        for (size_t i = 0; i < s->n_slots; i++) {
+                TaskState *e = s->slots[i];
+
+                if (!e)
+                        continue;
+                if (gen != 0 && e->gen != gen) {
+                        task_free(s, e);
+                        continue;
+                }
+                slots_put(t, n_slots, e);
+                n++;
+        }
+        s->spare = n_slots == s->n_slots ? s->slots : NULL;
+        if (n_slots != s->n_slots)
+                free(s->slots);
+        s->slots = t;
+        s->n_slots = n_slots;
+        s->n_entries = n;
+        return 0;
+}
+
+static TaskState *task_insert(Sampler *s, pid_t pid) {
+        TaskState *e;
+
+        if ((s->n_entries + 1) * 2 > s->n_slots &&
+            slots_rebuild(s, s->n_slots ? s->n_slots * 2 : 256, 0) < 0)
+                return NULL;
+        e = calloc(1, sizeof *e);
+        if (!e)
+                return NULL;
+        e->pid = pid;
+        slots_put(s->slots, s->n_slots, e);
+        s->n_entries++;
+        return e;
+}
+
+/* Drops the departed after a sample; shrinks a table that emptied out. */
+static int task_sweep(Sampler *s) {
+        size_t n = s->n_slots;
+
+        if (n == 0)
+                return 0;
+        while (n > 256 && s->n_entries * 8 < n)
+                n /= 2;
+        return slots_rebuild(s, n, s->gen);
+}
+
+/* ---- lifecycle */
+
+/*
+ * How many fds the sampler may keep open: two a thread (stat, schedstat), at most half the
+ * limit, as the rest of the daemon needs some. Under a limit of 256 none: every read then opens
+ * its file by path. Raise RLIMIT_NOFILE before sampler_new() to keep more.
+ */
+static unsigned fd_budget(void) {
+        struct rlimit rl;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+                return 1u << 16;
+        if (rl.rlim_cur < 256)
+                return 0;
+        return rl.rlim_cur / 2 > UINT_MAX ? UINT_MAX : (unsigned) (rl.rlim_cur / 2);
+}
+
+int sampler_new(int proc_fd, const CgroupLayout *layout, const Topology *topo, pid_t self_pid,
+                Sampler **ret) {
+        Sampler *s;
+        long hz;
+
+        if (proc_fd < 0 || !layout || !topo || self_pid < 0 || !ret)
+                return -EINVAL;
+        hz = sysconf(_SC_CLK_TCK); /* USER_HZ, the unit of /proc's tick counts */
+        if (hz <= 0)
+                return -EINVAL;
+        s = calloc(1, sizeof *s);
+        if (!s)
+                return -ENOMEM;
+        *s = (Sampler){
+                .proc_fd = proc_fd,
+                .layout = layout,
+                .topo = topo,
+                .self_pid = self_pid,
+                .clk_tck = (uint64_t) hz,
+                .cpu_capacity = topology_cpu_capacity(topo),
+                .fds_max = fd_budget(),
+        };
+        s->cpus = calloc(s->cpu_capacity, sizeof *s->cpus);
+        if (!s->cpus) {
+                sampler_free(s);
+                return -ENOMEM;
+        }
+        *ret = s;
+        return 0;
+}
+
+static void groups_clear(GroupState *g, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                free(g[i].path);
+                free(g[i].pids);
+        }
+}
+
+Sampler *sampler_free(Sampler *s) {
+        if (!s)
+                return NULL;
+        for (size_t i = 0; i < s->n_slots; i++)
+                task_free(s, s->slots[i]);
+        free(s->slots);
+        free(s->spare);
+        free(s->scratch);
+        groups_clear(s->groups, s->n_groups);
+        groups_clear(s->prev_groups, s->n_prev_groups);
+        free(s->groups);
+        free(s->prev_groups);
+        proc_stat_free(s->prev_stat);
+        free(s->cpus);
+        free(s->tasks);
+        free(s->cgroups);
+        free(s);
+        return NULL;
+}
+
+void sampler_set_since_boot(Sampler *s, bool since_boot) {
+        if (s)
+                s->since_boot = since_boot;
+}
+
+/* ---- CPUs */
+
+/* Per-CPU utilisation: against the previous sample, or against zero (since boot). */
+static void sample_cpus(Sampler *s, const ProcStat *cur, bool deltas) {
+        static const CpuTimes zero = { .present = true };
+
+        for (unsigned c = 0; c < s->cpu_capacity; c++) {
+                const CpuTimes *b = proc_stat_cpu(cur, c);
+                const CpuTimes *a = s->since_boot ? &zero : proc_stat_cpu(s->prev_stat, c);
+                CpuTicksDelta d;
+                unsigned util = 0;
+
+                if (deltas && cpu_times_delta(a, b, &d) >= 0)
+                        (void) cpu_ticks_util_permyriad(&d, &util);
+                s->cpus[c].util_permyriad = util;
+        }
+}
+
+/* ---- threads */
+
+static int scratch_reserve(Sampler *s, size_t n) {
+        ThreadState *p;
+        size_t c;
+
+        if (n <= s->cap_scratch)
+                return 0;
+        c = s->cap_scratch ? s->cap_scratch * 2 : 16;
+        if (c < n)
+                c = n;
+        p = reallocarray(s->scratch, c, sizeof *p);
+        if (!p)
+                return -ENOMEM;
+        s->scratch = p;
+        s->cap_scratch = c;
+        return 0;
+}
+
+/* The thread's stat line, through its kept fd (opened now if the budget allows). -ESRCH: gone. */
+static int thread_read_stat(Sampler *s, ThreadState *th, pid_t pid, TaskStat *ret) {
+        int r;
+
+        if (th->stat_fd < 0 && s->fds_kept < s->fds_max) {
+                int fd = proc_task_stat_open_at(s->proc_fd, pid, th->tid);
+
+                if (fd < 0)
+                        return fd;
+                th->stat_fd = fd_keep(s, fd);
+        }
+        if (th->stat_fd < 0)
+                return proc_task_stat_read_at(s->proc_fd, pid, th->tid, ret);
+        r = proc_task_stat_pread(th->stat_fd, ret);
+        if (r == -ESRCH)
+                fd_release(s, &th->stat_fd);
+        return r;
+}
+
+/* As above for schedstat. -EOPNOTSUPP (no such file) is remembered: it is never retried. */
+static int thread_read_schedstat(Sampler *s, ThreadState *th, pid_t pid, TaskSchedstat *ret) {
+        int r;
+
+        if (th->no_schedstat)
+                return -EOPNOTSUPP;
+        if (th->sched_fd < 0 && s->fds_kept < s->fds_max) {
+                int fd = proc_task_schedstat_open_at(s->proc_fd, pid, th->tid);
+
+                th->no_schedstat = fd == -EOPNOTSUPP;
+                if (fd < 0)
+                        return fd;
+                th->sched_fd = fd_keep(s, fd);
+        }
+        if (th->sched_fd < 0) {
+                r = proc_task_schedstat_read_at(s->proc_fd, pid, th->tid, ret);
+                th->no_schedstat = r == -EOPNOTSUPP;
+                return r;
+        }
+        r = proc_task_schedstat_pread(th->sched_fd, ret);
+        if (r == -ESRCH)
+                fd_release(s, &th->sched_fd);
+        return r;
+}
+
+/* What a thread's counters say now. */
+typedef struct ThreadNow {
+        TaskStat stat;
+        uint64_t ticks; /* utime + stime */
+        uint64_t runwait_ns; /* run + wait, when has_runwait */
+        bool has_runwait;
+} ThreadNow;
+
+/* Reads one thread. main: the main thread's stat, already read. -ESRCH: it is gone. */
+static int thread_read(Sampler *s, pid_t pid, ThreadState *th, const TaskStat *main,
+                       ThreadNow *ret) {
+        TaskSchedstat ss;
+        int r;
+
+        if (main) {
+                ret->stat = *main;
+                if (th->stat_fd < 0 && s->fds_kept < s->fds_max)
+                        th->stat_fd = fd_keep(s, proc_task_stat_open_at(s->proc_fd, pid, pid));
+        } else {
+                r = thread_read_stat(s, th, pid, &ret->stat);
+                if (r < 0)
+                        return r;
+        }
+        r = thread_read_schedstat(s, th, pid, &ss);
+        if (r == -ESRCH)
+                return r;
+        ret->has_runwait = r >= 0;
+        ret->runwait_ns = r >= 0 ? ss.run_ns + ss.wait_ns : 0;
+        ret->ticks = ret->stat.utime_ticks + ret->stat.stime_ticks;
+        return 0;
+}
+
+/*
+ * What the thread added since the previous sample (counting), or since it started (since boot),
+ * and its counters kept for the next sample. A thread new to a task seen before was born during
+ * the interval: all its time counts, bounded by the interval.
+ */
+static void thread_account(const Sampler *s, const Tick *k, bool counting, ThreadState *th,
+                           const ThreadNow *now, ThreadDelta *ret) {
+        /* A tid seen before with another start time is a new thread that got a recycled tid. */
+        bool fresh = !th->has_prev || th->starttime_ticks != now->stat.starttime_ticks;
+
+        *ret = (ThreadDelta){
+                .alive = now->stat.state != 'Z' && now->stat.state != 'X',
+                .processor = now->stat.processor,
+                .has_runwait = now->has_runwait,
+        };
+        if (s->since_boot) {
+                ret->cpu_ticks = now->ticks;
+                ret->runwait_ns = now->runwait_ns;
+        } else if (counting && fresh) {
+                uint64_t max_ticks = k->interval_usec * s->clk_tck / 1000000u + 1;
+                uint64_t max_ns = k->interval_usec * 1000u;
+
+                ret->cpu_ticks = MIN(now->ticks, max_ticks);
+                ret->runwait_ns = MIN(now->runwait_ns, max_ns);
+        } else if (counting) {
+                ret->cpu_ticks = sub_clamped(now->ticks, th->cpu_ticks);
+                ret->runwait_ns = sub_clamped(now->runwait_ns, th->runwait_ns);
+                ret->has_runwait = now->has_runwait && th->had_runwait;
+        }
+        th->starttime_ticks = now->stat.starttime_ticks;
+        th->cpu_ticks = now->ticks;
+        th->runwait_ns = now->runwait_ns;
+        th->had_runwait = now->has_runwait;
+        th->has_prev = true;
+}
+
+/*
+ * Moves the task's thread states into s->scratch in the order of tids (sorted), new threads
+ * with fresh states; those no longer listed have exited and their fds are closed. Returns the
+ * count.
+ */
+static int threads_merge(Sampler *s, TaskState *e, const pid_t *tids, size_t n, size_t *ret_n) {
+        size_t i = 0, j = 0, m = 0;
+        int r;
+
+        r = scratch_reserve(s, n);
+        if (r < 0)
+                return r;
+        while (i < e->n_threads || j < n) {
+                if (j == n || (i < e->n_threads && e->threads[i].tid < tids[j]))
+                        thread_release(s, &e->threads[i++]);
+                else if (i < e->n_threads && e->threads[i].tid == tids[j]) {
+                        s->scratch[m++] = e->threads[i++];
+                        j++;
+                } else
+                        s->scratch[m++] = (ThreadState){
+                                .tid = tids[j++],
+                                .stat_fd = -EBADF,
+                                .sched_fd = -EBADF,
+                        };
+        }
+        e->n_threads = 0; /* they live in scratch until threads_store() */
+        *ret_n = m;
+        return 0;
+}
+
+/* Moves n thread states back from scratch into the task. On -ENOMEM they are released. */
+static int threads_store(Sampler *s, TaskState *e, size_t n) {
+        if (n > e->cap_threads) {
+                ThreadState *p = reallocarray(e->threads, n, sizeof *p);
+
+                if (!p) {
+                        for (size_t i = 0; i < n; i++)
+                                thread_release(s, &s->scratch[i]);
+                        e->primed = false;
+                        return -ENOMEM;
+                }
+                e->threads = p;
+                e->cap_threads = n;
+        }
+        if (n > 0)
+                memcpy(e->threads, s->scratch, n * sizeof *e->threads);
+        e->n_threads = n;
+        return 0;
+}
+
+typedef struct TaskSum {
+        bool counted; /* the sums are deltas (or since boot), not a first sight's priming */
+        uint64_t cpu_ticks, runwait_ns;
+        bool all_runwait; /* every thread had schedstat */
+        unsigned alive; /* threads that are not zombies */
+        int cpu; /* of the thread that ran most */
+} TaskSum;
+
+static void task_sum_add(TaskSum *sum, const ThreadDelta *d, uint64_t *best) {
+        sum->cpu_ticks += d->cpu_ticks;
+        sum->runwait_ns += d->runwait_ns;
+        sum->all_runwait = sum->all_runwait && d->has_runwait;
+        if (!d->alive)
+                return;
+        sum->alive++;
+        if (d->cpu_ticks > *best) {
+                *best = d->cpu_ticks;
+                sum->cpu = (int) d->processor; /* the parser keeps it <= INT_MAX */
+        }
+}
+
+/* Samples every thread of the task. main: its main thread's stat, just read. */
+static int task_sample_threads(Sampler *s, const Tick *k, TaskState *e, const TaskStat *main,
+                               TaskSum *ret) {
+        _cleanup_free_ pid_t *list = NULL;
+        const pid_t *tids = &e->pid;
+        bool counting = s->since_boot || (k->deltas && e->primed);
+        size_t n = 1, m, kept = 0;
+        uint64_t best = 0;
+        int r;
+
+        /* Most processes have one thread: then its task directory need not be listed. */
+        if (main->num_threads != 1 || main->state == 'Z' || main->state == 'X') {
+                r = proc_task_list_at(s->proc_fd, e->pid, &list, &n);
+                if (r < 0)
+                        return r;
+                tids = list;
+        }
+        r = threads_merge(s, e, tids, n, &m);
+        if (r < 0)
+                return r;
+        *ret = (TaskSum){ .counted = counting, .all_runwait = true, .cpu = (int) main->processor };
+        for (size_t i = 0; i < m; i++) {
+                ThreadState *th = &s->scratch[i];
+                ThreadNow now;
+                ThreadDelta d;
+
+                r = thread_read(s, e->pid, th, th->tid == e->pid ? main : NULL, &now);
+                if (r == -ESRCH) { /* exited since the listing */
+                        thread_release(s, th);
+                        continue;
+                }
+                if (r < 0) /* unreadable this time: its counters stay as they were */
+                        ret->all_runwait = false;
+                else {
+                        thread_account(s, k, counting, th, &now, &d);
+                        task_sum_add(ret, &d, &best);
+                }
+                s->scratch[kept++] = *th;
+        }
+        s->sys.n_threads += ret->alive;
+        r = threads_store(s, e, kept);
+        if (r < 0)
+                return r;
+        e->primed = true;
+        return 0;
+}
+
+/* ---- affinity: allowed, ours, foreign */
+
+/* Reads a small control file of the cpuset hierarchy as a mask of the topology's capacity. */
+static int read_cpuset_file(const Sampler *s, const char *group, const char *file, CpuMask **ret) {
+        _cleanup_free_ char *path = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        char buf[CPUSET_FILE_SIZE_MAX];
+        size_t len = 0;
+
+        if (asprintf(&path, "%s%s%s/%s", s->layout->cpuset_path, *group ? "/" : "", group, file) <
+            0)
+                return -ENOMEM;
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return negative_errno();
+        for (;;) {
+                ssize_t n = read(fd, buf + len, sizeof buf - 1 - len);
+
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return negative_errno();
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+                if (len == sizeof buf - 1)
+                        return -EFBIG;
+        }
+        buf[len] = '\0';
+        return cpumask_parse(buf, s->cpu_capacity, ret, NULL);
+}
+
+/*
+ * The CPUs the cpuset of pid's group gives it. On v2 a group without the cpuset controller has
+ * no file and follows its nearest ancestor that has one; on v1 old kernels lack the effective
+ * file. -EOPNOTSUPP without a cpuset hierarchy.
+ */
+static int task_cpuset_cpus(const Sampler *s, pid_t pid, CpuMask **ret) {
+        bool v2 = s->layout->mode == CGROUP_MODE_V2;
+        _cleanup_free_ char *group = NULL;
+        int r;
+
+        if (!s->layout->cpuset_path[0])
+                return -EOPNOTSUPP;
+        r = proc_task_cgroup_read_at(s->proc_fd, pid, v2 ? NULL : "cpuset", &group);
+        if (r < 0)
+                return r;
+        if (!cgroup_path_is_valid(group))
+                return -EINVAL;
+        for (;;) {
+                char *slash;
+
+                r = read_cpuset_file(s, group,
+                                     v2 ? "cpuset.cpus.effective" : "cpuset.effective_cpus", ret);
+                if (r == -ENOENT && !v2)
+                        r = read_cpuset_file(s, group, "cpuset.cpus", ret);
+                if (r != -ENOENT || !*group)
+                        return r;
+                slash = strrchr(group, '/');
+                *(slash ? slash : group) = '\0';
+        }
+}
+
+/* Whether allowed leaves out usable CPUs the task's cpuset would give it: someone narrowed it. */
+static bool task_is_narrowed(const Sampler *s, pid_t pid, const CpuMask *allowed) {
+        const CpuMask *usable = topology_usable_cpus(s->topo);
+        _cleanup_cpumask_ CpuMask *cpuset = NULL;
+
+        if (cpumask_is_subset(usable, allowed)) /* the common case: nothing to read */
+                return false;
+        if (task_cpuset_cpus(s, pid, &cpuset) < 0)
+                return true; /* no cpuset known: the machine's usable CPUs are the reference */
+        cpumask_and(cpuset, cpuset, usable);
+        return !cpumask_is_subset(cpuset, allowed);
+}
+
+/* The task's affinity now, into e->allowed. A CPU beyond the topology (hot-added, or a recorded
+ * tree) is dropped rather than refusing the task. */
+static int task_read_allowed(Sampler *s, TaskState *e) {
+        _cleanup_cpumask_ CpuMask *m = NULL, *wide = NULL;
+        int r;
+
+        r = proc_task_cpus_allowed_read_at(s->proc_fd, e->pid, 0, s->cpu_capacity, &m);
+        if (r == -ERANGE) {
+                r = proc_task_cpus_allowed_read_at(s->proc_fd, e->pid, 0, CPUMASK_MAX_CPUS, &wide);
+                if (r >= 0) {
+                        m = cpumask_new(s->cpu_capacity);
+                        if (!m)
+                                return -ENOMEM;
+                        cpumask_or(m, m, wide);
+                }
+        }
+        if (r < 0)
+                return r;
+        cpumask_free(e->allowed);
+        e->allowed = TAKE_PTR(m);
+        return 0;
+}
+
+/* ---- tasks */
+
+_Static_assert(sizeof(((PolicyTask *) NULL)->comm) == PROC_COMM_SIZE, "comm sizes differ");
+
+static bool comm_excluded(char *const *globs, const char *comm) {
+        for (size_t i = 0; globs && globs[i]; i++)
+                if (fnmatch(globs[i], comm, 0) == 0)
+                        return true;
+        return false;
+}
+
+/* The main thread's stat line; through its kept fd when there is one. */
+static int read_main_stat(Sampler *s, TaskState *e, pid_t pid, TaskStat *ret) {
+        for (size_t i = 0; e && i < e->n_threads; i++) {
+                ThreadState *th = &e->threads[i];
+                int r;
+
+                if (th->tid != pid || th->stat_fd < 0)
+                        continue;
+                r = proc_task_stat_pread(th->stat_fd, ret);
+                if (r != -ESRCH)
+                        return r;
+                /* That process is gone; the pid may be another's by now. */
+                fd_release(s, &th->stat_fd);
+                break;
+        }
+        return proc_task_stat_read_at(s->proc_fd, pid, pid, ret);
+}
+
+static int tasks_reserve(Sampler *s, size_t n) {
+        PolicyTask *p;
+        size_t c;
+
+        if (n <= s->cap_tasks)
+                return 0;
+        c = s->cap_tasks ? s->cap_tasks * 2 : 64;
+        if (c < n)
+                c = n;
+        p = reallocarray(s->tasks, c, sizeof *p);
+        if (!p)
+                return -ENOMEM;
+        s->tasks = p;
+        s->cap_tasks = c;
+        return 0;
+}
+
+/* Loads of the task from its threads' sums: over the interval, or over its life since boot. */
+static void task_loads(const Sampler *s, const Tick *k, const TaskState *e, const TaskSum *sum,
+                       PolicyTask *pt) {
+        uint64_t interval = k->interval_usec;
+
+        if (s->since_boot) {
+                uint64_t start = e->starttime_ticks * 1000000u / s->clk_tck;
+
+                interval = k->uptime_usec > start ? k->uptime_usec - start : 0;
+                if (interval < 1000000u / s->clk_tck)
+                        interval = 1000000u / s->clk_tck;
+        } else if (!sum->counted)
+                return; /* first sight: counters primed, loads stay 0 */
+        pt->util_permyriad = ticks_permyriad(sum->cpu_ticks, s->clk_tck, interval);
+        pt->demand_permyriad = sum->all_runwait ? ns_permyriad(sum->runwait_ns, interval) : 0;
+        /* Without schedstat the wait is unknown: demand is what it used. Tick sampling can put
+         * utime a tick above run time; demand is never below util. */
+        if (pt->demand_permyriad < pt->util_permyriad)
+                pt->demand_permyriad = pt->util_permyriad;
+}
+
+static void task_fill(const Sampler *s, const Tick *k, const TaskState *e, const TaskStat *main,
+                      const TaskSum *sum, size_t group, PolicyTask *pt) {
+        const CpuMask *mine = NULL;
+        uint64_t when = 0;
+        bool recorded;
+
+        *pt = (PolicyTask){
+                .pid = e->pid,
+                .starttime_ticks = e->starttime_ticks,
+                .cgroup = group,
+                .cpu = sum->cpu >= 0 && (unsigned) sum->cpu < s->cpu_capacity ? sum->cpu : -1,
+                .allowed = e->allowed,
+        };
+        memcpy(pt->comm, main->comm, sizeof pt->comm);
+        task_loads(s, k, e, sum, pt);
+        recorded = k->a && actuator_lookup_task(k->a, e->pid, e->starttime_ticks, &mine, &when);
+        pt->ours = recorded && mine && cpumask_equal(mine, e->allowed);
+        pt->last_move_usec = recorded ? when : 0;
+        pt->foreign = !pt->ours && !k->t->override_foreign_affinity &&
+                      task_is_narrowed(s, e->pid, e->allowed);
+}
+
+/* Finds or makes the state of pid; a recycled pid (another start time) starts from scratch. */
+static TaskState *task_state(Sampler *s, TaskState *e, pid_t pid, const TaskStat *main) {
+        if (!e)
+                e = task_insert(s, pid);
+        else if (e->starttime_ticks != main->starttime_ticks) {
+                task_clear_threads(s, e);
+                e->primed = false;
+        }
+        if (e) {
+                e->starttime_ticks = main->starttime_ticks;
+                e->gen = s->gen;
+        }
+        return e;
+}
+
+/* One process listed by group: sampled and, unless excluded, added to the snapshot. Only
+ * -ENOMEM is an error; a task gone or unreadable is skipped. */
+static int sample_task(Sampler *s, const Tick *k, pid_t pid, size_t group) {
+        TaskState *e;
+        TaskStat main;
+        TaskSum sum;
+        int r;
+
+        if (pid == 1 || pid == s->self_pid)
+                return 0;
+        e = task_lookup(s, pid);
+        if (e && e->gen == s->gen) /* v1 lists a process in every group one of its threads is in */
+                return 0;
+        r = read_main_stat(s, e, pid, &main);
+        if (r < 0)
+                return r == -ENOMEM ? r : 0;
+        if (task_stat_is_kthread(&main))
+                return 0;
+        e = task_state(s, e, pid, &main);
+        if (!e)
+                return -ENOMEM;
+        if (comm_excluded(k->t->exclude_comms, main.comm) ||
+            (k->a && actuator_task_banned(k->a, pid, e->starttime_ticks))) {
+                /* Not read while excluded: should it come back (an exec renames it), its old
+                 * counters would make one interval of many. */
+                task_clear_threads(s, e);
+                e->primed = false;
+                return 0;
+        }
+        r = task_sample_threads(s, k, e, &main, &sum);
+        if (r < 0 || sum.alive == 0) /* gone, unreadable or a zombie */
+                return r == -ENOMEM ? r : 0;
+        r = task_read_allowed(s, e);
+        if (r < 0)
+                return r == -ENOMEM ? r : 0;
+        r = tasks_reserve(s, s->snap.n_tasks + 1);
+        if (r < 0)
+                return r;
+        task_fill(s, k, e, &main, &sum, group, &s->tasks[s->snap.n_tasks++]);
+        return 0;
+}
+
+/* ---- groups */
+
+static inline void closedirp(DIR **d) {
+        if (*d)
+                (void) closedir(*d);
+}
+
+static int cmp_group(const void *a, const void *b) {
+        return strcmp(((const GroupState *) a)->path, ((const GroupState *) b)->path);
+}
+
+static int groups_reserve(Sampler *s, size_t n) {
+        GroupState *p;
+        size_t c;
+
+        if (n <= s->cap_groups)
+                return 0;
+        c = s->cap_groups ? s->cap_groups * 2 : 16;
+        p = reallocarray(s->groups, c, sizeof *p);
+        if (!p)
+                return -ENOMEM;
+        s->groups = p;
+        s->cap_groups = c;
+        return 0;
+}
+
+/* The previous sample's state of path (its usage), or NULL. prev_groups is sorted. */
+static GroupState *prev_group(Sampler *s, const char *path) {
+        GroupState key = { .path = (char *) path };
+
+        if (s->n_prev_groups == 0)
+                return NULL;
+        return bsearch(&key, s->prev_groups, s->n_prev_groups, sizeof key, cmp_group);
+}
+
+/* A managed group found by the walk; fd is its directory. */
+static int group_add(Sampler *s, const char *path, int fd) {
+        _cleanup_free_ pid_t *pids = NULL;
+        GroupState *g, *prev;
+        size_t n = 0;
+        int r;
+
+        r = proc_task_ids_read_at(fd, "cgroup.procs", &pids, &n);
+        if (r == -ENOENT || r == -ENODEV) /* removed since the listing */
+                return 0;
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                log_debug_errno(r, "Failed to read the processes of cgroup %s, ignoring: %m", path);
+        r = groups_reserve(s, s->n_groups + 1);
+        if (r < 0)
+                return r;
+        g = &s->groups[s->n_groups];
+        *g = (GroupState){ .n_pids = n };
+        prev = prev_group(s, path);
+        if (prev && !prev->moved) {
+                g->path = prev->path; /* moved: a steady tree allocates no strings */
+                prev->moved = true;
+                g->has_usage = prev->has_usage;
+                g->usage_usec = prev->usage_usec;
+        } else {
+                g->path = strdup(path);
+                if (!g->path)
+                        return -ENOMEM;
+        }
+        g->pids = TAKE_PTR(pids);
+        s->n_groups++;
+        return 0;
+}
+
+static bool entry_is_dir(DIR *d, const struct dirent *de) {
+        struct stat st;
+
+        if (de->d_type != DT_UNKNOWN)
+                return de->d_type == DT_DIR;
+        return fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int walk_groups(Sampler *s, const Tick *k, int fd, char *path, size_t len, size_t depth);
+
+/* One subdirectory of the walk: path (len bytes) names it. Takes sub. */
+static int walk_one(Sampler *s, const Tick *k, int sub, char *path, size_t len, size_t depth) {
+        bool managed;
+        int r;
+
+        if (!cgroup_path_is_valid(path) || tunables_cgroup_matches(k->t->exclude_cgroups, path)) {
+                (void) close(sub); /* excluded with everything below it */
+                return 0;
+        }
+        managed = tunables_cgroup_matches(k->t->cgroups, path);
+        if (managed) {
+                r = group_add(s, path, sub);
+                if (r < 0) {
+                        (void) close(sub);
+                        return r;
+                }
+        }
+        /* Below a managed group all are managed; elsewhere only a glob with as many components
+         * can match, so most of a host's tree is never read. */
+        if (depth < WALK_DEPTH_MAX && (managed || depth < k->max_depth))
+                return walk_groups(s, k, sub, path, len, depth);
+        (void) close(sub);
+        return 0;
+}
+
+/* Walks the groups below fd (taken), whose path is path[0..len) at depth components. */
+static int walk_groups(Sampler *s, const Tick *k, int fd, char *path, size_t len, size_t depth) {
+        _cleanup_(closedirp) DIR *d = fdopendir(fd);
+        struct dirent *de;
+
+        if (!d) {
+                (void) close(fd);
+                return 0;
+        }
+        while ((de = readdir(d))) {
+                size_t n = strlen(de->d_name), sep = len > 0;
+                int sub, r;
+
+                if (streq(de->d_name, ".") || streq(de->d_name, "..") || !entry_is_dir(d, de) ||
+                    len + sep + n >= CGROUP_PATH_MAX)
+                        continue;
+                sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (sub < 0) /* removed meanwhile, or not ours to read */
+                        continue;
+                if (sep)
+                        path[len] = '/';
+                memcpy(path + len + sep, de->d_name, n + 1);
+                r = walk_one(s, k, sub, path, len + sep + n, depth + 1);
+                path[len] = '\0';
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* The most components any glob of globs can match directly ("a/b" two). */
+static size_t globs_max_depth(char *const *globs) {
+        size_t max = 0;
+
+        for (size_t i = 0; globs && globs[i]; i++) {
+                size_t n = 1;
+
+                for (const char *p = globs[i]; *p; p++)
+                        n += *p == '/';
+                if (n > max)
+                        max = n;
+        }
+        return max;
+}
+
+/* Where groups are listed: the cpu controller's hierarchy (v2: the one hierarchy). */
+static const char *hierarchy_root(const CgroupLayout *l) {
+        switch (l->mode) {
+        case CGROUP_MODE_V1:
+        case CGROUP_MODE_HYBRID: return l->cpu_path;
+        case CGROUP_MODE_V2: return l->unified_path;
+        default: return "";
+        }
+}
+
+/* This sample's managed groups, sorted by path, with their processes; last sample's states
+ * become prev_groups for their usage. */
+static int collect_groups(Sampler *s, const Tick *k) {
+        GroupState *t = s->prev_groups;
+        size_t cap = s->cap_prev_groups;
+        const char *root = hierarchy_root(s->layout);
+        char path[CGROUP_PATH_MAX] = "";
+        int fd, r = 0;
+
+        s->prev_groups = s->groups, s->cap_prev_groups = s->cap_groups;
+        s->n_prev_groups = s->n_groups;
+        for (size_t i = 0; i < s->n_prev_groups; i++) {
+                free(s->prev_groups[i].pids);
+                s->prev_groups[i].pids = NULL;
+                s->prev_groups[i].moved = false;
+        }
+        s->groups = t, s->cap_groups = cap, s->n_groups = 0;
+
+        fd = *root ? open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -ENOENT;
+        if (fd >= 0)
+                r = walk_groups(s, k, fd, path, 0, 0);
+        for (size_t i = 0; i < s->n_prev_groups; i++) /* groups gone since */
+                if (!s->prev_groups[i].moved)
+                        free(s->prev_groups[i].path);
+        s->n_prev_groups = 0;
+        if (s->n_groups > 1)
+                qsort(s->groups, s->n_groups, sizeof *s->groups, cmp_group);
+        return r;
+}
+
+static void group_fill(Sampler *s, const Tick *k, GroupState *g, PolicyCgroup *pc) {
+        uint64_t usage, weight;
+        uint32_t base;
+        PsiStats psi;
+
+        *pc = (PolicyCgroup){
+                .path = g->path,
+                .protected = tunables_cgroup_matches(k->t->protected_cgroups, g->path),
+                .weight = CGROUP_WEIGHT_DEFAULT,
+        };
+        if (cgroup_read_usage(s->layout, g->path, &usage) >= 0) {
+                if (s->since_boot) /* since it was made; boot is the best bound we know */
+                        pc->util_permyriad = usec_permyriad(usage, k->uptime_usec);
+                else if (k->deltas && g->has_usage)
+                        pc->util_permyriad =
+                                usec_permyriad(sub_clamped(usage, g->usage_usec), k->interval_usec);
+                g->usage_usec = usage;
+                g->has_usage = true;
+        } else
+                g->has_usage = false;
+        /* -EOPNOTSUPP on v1, -ENOENT without a hybrid mirror: no pressure, not an error */
+        if (cgroup_read_pressure(s->layout, g->path, "cpu", &psi) >= 0) {
+                pc->has_pressure = true;
+                pc->pressure_permyriad = psi.some.avg10_permyriad;
+        }
+        if (cgroup_get_cpu_weight(s->layout, g->path, &weight) >= 0)
+                pc->weight = (uint32_t) weight; /* 1..10000 */
+        pc->base_weight = pc->weight;
+        if (k->a && actuator_lookup_cgroup(k->a, g->path, &base))
+                pc->base_weight = base;
+}
+
+static int sample_groups(Sampler *s, const Tick *k) {
+        int r;
+
+        r = collect_groups(s, k);
+        if (r < 0)
+                return r;
+        if (s->n_groups > s->cap_cgroups) {
+                PolicyCgroup *p = reallocarray(s->cgroups, s->n_groups, sizeof *p);
+
+                if (!p)
+                        return -ENOMEM;
+                s->cgroups = p;
+                s->cap_cgroups = s->n_groups;
+        }
+        for (size_t i = 0; i < s->n_groups; i++)
+                group_fill(s, k, &s->groups[i], &s->cgroups[i]);
+        s->snap.n_cgroups = s->n_groups;
+        return 0;
+}
+
+static int sample_tasks(Sampler *s, const Tick *k) {
+        for (size_t i = 0; i < s->n_groups; i++)
+                for (size_t j = 0; j < s->groups[i].n_pids; j++) {
+                        int r = sample_task(s, k, s->groups[i].pids[j], i);
+
+                        if (r < 0)
+                                return r;
+                }
+        return 0;
+}
+
+/* ---- system */
+
+static void sample_psi(Sampler *s) {
+        int r;
+
+        r = psi_read_at(s->proc_fd, "pressure/cpu", &s->sys.cpu);
+        s->sys.has_psi = r >= 0;
+        if (r < 0) {
+                if (!s->said_no_psi)
+                        log_debug_errno(r, "No system pressure (/proc/pressure/cpu): %m");
+                s->said_no_psi = true;
+                return;
+        }
+        if (psi_read_at(s->proc_fd, "pressure/io", &s->sys.io) < 0)
+                s->sys.io = (PsiStats){};
+        if (psi_read_at(s->proc_fd, "pressure/memory", &s->sys.memory) < 0)
+                s->sys.memory = (PsiStats){};
+}
+
+static uint64_t thread_cpu_usec(void) {
+        struct timespec ts;
+
+        if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+                return 0;
+        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
+}
+
+/* The interval the sample covers; k->deltas false when it can only prime. */
+static int sample_interval(Sampler *s, uint64_t now_usec, Tick *k) {
+        int r;
+
+        if (s->since_boot) {
+                r = proc_uptime_read_at(s->proc_fd, &k->uptime_usec);
+                if (r < 0)
+                        return r;
+                k->deltas = k->uptime_usec > 0;
+                k->interval_usec = k->uptime_usec;
+        } else if (s->prev_stat && now_usec > s->prev_usec) {
+                k->deltas = true;
+                k->interval_usec = now_usec - s->prev_usec;
+        }
+        return 0;
+}
+
+int sampler_sample(Sampler *s, const Tunables *t, const Actuator *actuator, uint64_t now_usec,
+                   const PolicySnapshot **ret_snap, const SamplerSystem **ret_system) {
+        _cleanup_proc_stat_ ProcStat *stat = NULL;
+        uint64_t t0 = thread_cpu_usec();
+        Tick k = { .t = t, .a = actuator };
+        int r;
+
+        if (!s || !t || !ret_snap || !ret_system)
+                return -EINVAL;
+        r = proc_stat_read_at(s->proc_fd, &stat);
+        if (r >= 0)
+                r = sample_interval(s, now_usec, &k);
+        if (r < 0)
+                return r;
+        k.max_depth = globs_max_depth(t->cgroups);
+        if (++s->gen == 0)
+                s->gen = 1;
+        s->snap = (PolicySnapshot){ .interval_usec = k.deltas ? k.interval_usec : 0 };
+        s->sys = (SamplerSystem){ .procs_running = stat->procs_running };
+        sample_cpus(s, stat, k.deltas);
+        sample_psi(s);
+        r = sample_groups(s, &k);
+        if (r >= 0)
+                r = sample_tasks(s, &k);
+        if (r >= 0)
+                r = task_sweep(s);
+        if (r < 0)
+                return r;
+        proc_stat_free(s->prev_stat);
+        s->prev_stat = TAKE_PTR(stat);
+        s->prev_usec = now_usec;
+
+        s->snap.cpus = s->cpus;
+        s->snap.n_cpus = s->cpu_capacity;
+        s->snap.tasks = s->tasks;
+        s->snap.cgroups = s->cgroups;
+        s->sys.n_cgroups = (unsigned) s->snap.n_cgroups;
+        s->sys.n_tasks = (unsigned) s->snap.n_tasks;
+        s->sys.sample_usec = thread_cpu_usec() - t0;
+        *ret_snap = &s->snap;
+        *ret_system = &s->sys;
+        return 0;
+}

@@ -1,0 +1,979 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "macro.h"
+#include "sampler.h"
+#include "testutil.h"
+#include "topology.h"
+#include "tunables.h"
+
+/*
+ * The recorded trees are tests/fixtures/root/<case>/, written by mkroot.py there (its README
+ * tells their numbers). USER_HZ is 100 in them, as on every Linux this runs on.
+ */
+
+#define SEC UINT64_C(1000000)
+
+/* ---- one sampler on one tree, torn down by the suite's .fini */
+
+static struct {
+        char *root; /* the fixture, or a copy that the test changes */
+        bool copy;
+        int proc_fd;
+        CgroupLayout layout;
+        Topology *topo;
+        Tunables t;
+        Sampler *s;
+} fx = { .proc_fd = -EBADF };
+
+static void fx_end(void) {
+        fx.s = sampler_free(fx.s);
+        fx.topo = topology_free(fx.topo);
+        tunables_free(&fx.t);
+        if (fx.proc_fd >= 0)
+                (void) close(fx.proc_fd);
+        if (fx.copy)
+                rm_rf(fx.root);
+        free(fx.root);
+}
+
+static char **strv(const char *first, ...) {
+        char **l = calloc(8, sizeof *l);
+        va_list ap;
+        size_t n = 0;
+
+        cr_assert_not_null(l);
+        va_start(ap, first);
+        for (const char *s = first; s; s = va_arg(ap, const char *)) {
+                cr_assert_lt(n, 7);
+                l[n] = strdup(s);
+                cr_assert_not_null(l[n++]);
+        }
+        va_end(ap);
+        return l;
+}
+
+static void set_strv(char ***field, char **l) {
+        for (char **i = *field; i && *i; i++)
+                free(*i);
+        free(*field);
+        *field = l;
+}
+
+/* Loads case (copied to a temporary directory when copy), with tunables that manage
+ * cgbalance.slice and exclude what mixed-1node has to exclude. self_pid: the daemon's pid. */
+static void fx_begin(const char *name, bool copy, pid_t self_pid) {
+        _cleanup_free_ char *rel = NULL, *proc = NULL;
+
+        cr_assert_gt(asprintf(&rel, "root/%s", name), 0);
+        if (copy) {
+                fx.root = make_tmpdir();
+                fx.copy = true;
+                copy_fixture(rel, fx.root);
+        } else
+                fx.root = fixture_path(rel);
+        cr_assert_gt(asprintf(&proc, "%s/proc", fx.root), 0);
+        fx.proc_fd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        cr_assert_geq(fx.proc_fd, 0, "%s: %s", proc, strerror(errno));
+        cr_assert_eq(topology_new_from_root(fx.root, &fx.topo), 0);
+        cr_assert_eq(cgroup_layout_load_at(fx.root, &fx.layout), 0);
+        cr_assert_eq(fx.layout.mode, CGROUP_MODE_HYBRID);
+        cr_assert_eq(tunables_defaults(&fx.t), 0);
+        set_strv(&fx.t.cgroups, strv("cgbalance.slice", NULL));
+        set_strv(&fx.t.exclude_cgroups, strv("cgbalance.slice/excluded", NULL));
+        set_strv(&fx.t.exclude_comms, strv("backup*", NULL));
+        cr_assert_eq(sampler_new(fx.proc_fd, &fx.layout, fx.topo, self_pid, &fx.s), 0);
+}
+
+static const PolicySnapshot *fx_sample(uint64_t now_usec, const SamplerSystem **ret_sys) {
+        const PolicySnapshot *snap = NULL;
+        const SamplerSystem *sys = NULL;
+        int r;
+
+        r = sampler_sample(fx.s, &fx.t, NULL, now_usec, &snap, &sys);
+        cr_assert_eq(r, 0, "sampler_sample: %s", strerror(-r));
+        cr_assert_not_null(snap);
+        cr_assert_not_null(sys);
+        if (ret_sys)
+                *ret_sys = sys;
+        return snap;
+}
+
+static const PolicySnapshot *fx_since_boot(const SamplerSystem **ret_sys) {
+        sampler_set_since_boot(fx.s, true);
+        return fx_sample(1, ret_sys);
+}
+
+static const PolicyTask *find_task(const PolicySnapshot *snap, pid_t pid) {
+        for (size_t i = 0; i < snap->n_tasks; i++)
+                if (snap->tasks[i].pid == pid)
+                        return &snap->tasks[i];
+        return NULL;
+}
+
+static const PolicyTask *get_task(const PolicySnapshot *snap, pid_t pid) {
+        const PolicyTask *t = find_task(snap, pid);
+
+        cr_assert_not_null(t, "task %d is not in the snapshot", (int) pid);
+        return t;
+}
+
+static const PolicyCgroup *find_group(const PolicySnapshot *snap, const char *path) {
+        for (size_t i = 0; i < snap->n_cgroups; i++)
+                if (streq(snap->cgroups[i].path, path))
+                        return &snap->cgroups[i];
+        return NULL;
+}
+
+static char *mask_str(const CpuMask *m) {
+        char *s = NULL;
+
+        cr_assert_not_null(m);
+        cr_assert_eq(cpumask_format(m, &s), 0);
+        return s;
+}
+
+/* ---- writing into a copied tree, in the kernel's formats (as mkroot.py writes them) */
+
+static void put(const char *rel, const char *fmt, ...) _printf_(2, 3);
+static void put(const char *rel, const char *fmt, ...) {
+        _cleanup_close_ int root = open(fx.root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_free_ char *text = NULL;
+        va_list ap;
+
+        cr_assert(fx.copy, "the fixture itself is never written");
+        cr_assert_geq(root, 0);
+        va_start(ap, fmt);
+        cr_assert_geq(vasprintf(&text, fmt, ap), 0);
+        va_end(ap);
+        write_file_at(root, rel, text);
+}
+
+typedef struct StatSpec {
+        const char *comm;
+        char state;
+        uint64_t utime, stime, start;
+        unsigned threads, cpu;
+} StatSpec;
+
+/* proc/PID/task/TID/stat, 52 fields like mkroot.py's. */
+static void put_stat(pid_t pid, pid_t tid, const StatSpec *s) {
+        _cleanup_free_ char *rel = NULL;
+
+        cr_assert_gt(asprintf(&rel, "proc/%d/task/%d/stat", (int) pid, (int) tid), 0);
+        put(rel,
+            "%d (%s) %c 1 %d %d 0 -1 4194304 120 0 0 0 %" PRIu64 " %" PRIu64 " 0 0 20 0 %u 0 "
+            "%" PRIu64 " 3133440 379 18446744073709551615 94117347057664 94117347077545 "
+            "140733367296288 0 0 0 0 0 0 0 0 0 17 %u 0 0 0 0 0 94117347093552 94117347095168 "
+            "94117426511872 140733367298698 140733367298718 140733367298718 140733367300075 0\n",
+            (int) tid, s->comm, s->state ? s->state : 'R', (int) pid, (int) pid, s->utime, s->stime,
+            s->threads ? s->threads : 1, s->start, s->cpu);
+}
+
+static void put_schedstat(pid_t pid, pid_t tid, uint64_t run_ns, uint64_t wait_ns) {
+        _cleanup_free_ char *rel = NULL;
+
+        cr_assert_gt(asprintf(&rel, "proc/%d/task/%d/schedstat", (int) pid, (int) tid), 0);
+        put(rel, "%" PRIu64 " %" PRIu64 " 1000\n", run_ns, wait_ns);
+}
+
+/* mixed-1node's /proc/stat with extra ticks on each CPU: user and idle. */
+static void put_proc_stat(uint64_t user0, uint64_t idle0, uint64_t user1, uint64_t idle1) {
+        put("proc/stat",
+            "cpu  %" PRIu64 " 0 7500 %" PRIu64 " 0 0 0 0 0 0\n"
+            "cpu0 %" PRIu64 " 0 5000 %" PRIu64 " 0 0 0 0 0 0\n"
+            "cpu1 %" PRIu64 " 0 2500 %" PRIu64 " 0 0 0 0 0 0\n"
+            "procs_running 3\nprocs_blocked 0\n",
+            30000 + user0 + user1, 62500 + idle0 + idle1, 20000 + user0, 25000 + idle0,
+            10000 + user1, 37500 + idle1);
+}
+
+static const StatSpec pinned = { "pinned", 'R', 2000, 0, 30000, 1, 1 };
+
+/* ---- imbalanced-2node: the lead's recorded machine, since boot */
+
+TestSuite(sampler_fixture, .fini = fx_end, .timeout = 30);
+
+Test(sampler_fixture, imbalanced_2node_cpus_and_interval_since_boot) {
+        static const uint32_t want[] = { 9950, 9950, 20, 10 };
+        const PolicySnapshot *snap;
+
+        fx_begin("imbalanced-2node", false, 0);
+        snap = fx_since_boot(NULL);
+        cr_expect_eq(snap->interval_usec, 1000 * SEC, "uptime 1000 s");
+        cr_assert_eq(snap->n_cpus, 4);
+        for (unsigned c = 0; c < 4; c++)
+                cr_expect_eq(snap->cpus[c].util_permyriad, want[c], "cpu %u: %u", c,
+                             snap->cpus[c].util_permyriad);
+}
+
+Test(sampler_fixture, imbalanced_2node_four_busy_tasks_waiting_on_node_0) {
+        const PolicySnapshot *snap;
+
+        fx_begin("imbalanced-2node", false, 0);
+        snap = fx_since_boot(NULL);
+        cr_assert_eq(snap->n_tasks, 4);
+        for (size_t i = 0; i < 4; i++) {
+                const PolicyTask *t = &snap->tasks[i];
+                _cleanup_free_ char *allowed = mask_str(t->allowed);
+
+                cr_expect_eq(t->pid, 1001 + (pid_t) i, "tasks in pid order");
+                cr_expect_str_eq(t->comm, "busy");
+                cr_expect_eq(t->starttime_ticks, 1000);
+                /* 495 s of CPU and 495 s of waiting in the 990 s since it started */
+                cr_expect_eq(t->util_permyriad, 5000, "pid %d util %u", t->pid, t->util_permyriad);
+                cr_expect_eq(t->demand_permyriad, 10000, "pid %d demand %u", t->pid,
+                             t->demand_permyriad);
+                cr_expect_eq(t->cpu, (int) (i % 2));
+                cr_expect_eq(topology_cpu_node(fx.topo, (unsigned) t->cpu), 0);
+                cr_expect_str_eq(allowed, "0-3");
+                cr_expect_not(t->foreign, "pid %d: its affinity is its cpuset's", t->pid);
+                cr_expect_not(t->ours);
+                cr_expect_eq(t->last_move_usec, 0);
+                cr_assert_lt(t->cgroup, snap->n_cgroups);
+                cr_expect_str_eq(snap->cgroups[t->cgroup].path, "cgbalance.slice/job");
+        }
+}
+
+Test(sampler_fixture, imbalanced_2node_groups_and_system) {
+        const SamplerSystem *sys;
+        const PolicySnapshot *snap;
+
+        fx_begin("imbalanced-2node", false, 0);
+        snap = fx_since_boot(&sys);
+        cr_assert_eq(snap->n_cgroups, 2);
+        cr_expect_str_eq(snap->cgroups[0].path, "cgbalance.slice");
+        cr_expect_str_eq(snap->cgroups[1].path, "cgbalance.slice/job");
+        for (size_t i = 0; i < 2; i++) {
+                const PolicyCgroup *g = &snap->cgroups[i];
+
+                cr_expect_eq(g->util_permyriad, 19800, "%s: 1980 s of CPU in 1000 s", g->path);
+                cr_expect(g->has_pressure, "%s: the hybrid mirror has cpu.pressure", g->path);
+                cr_expect_eq(g->pressure_permyriad, 9912);
+                cr_expect_eq(g->weight, 100);
+                cr_expect_eq(g->base_weight, 100);
+                cr_expect_not(g->protected);
+        }
+        cr_expect(sys->has_psi);
+        cr_expect_eq(sys->cpu.some.avg10_permyriad, 9905);
+        cr_expect_eq(sys->io.full.total_usec, 1234567);
+        cr_expect_eq(sys->procs_running, 5);
+        cr_expect_eq(sys->n_cgroups, 2);
+        cr_expect_eq(sys->n_tasks, 4);
+        cr_expect_eq(sys->n_threads, 4);
+}
+
+/* ---- mixed-1node: what is left out */
+
+Test(sampler_fixture, exclusions_leave_only_the_managed_tasks) {
+        static const pid_t want[] = { 501, 506, 510 };
+        const PolicySnapshot *snap;
+
+        /* The glob manages the groups holding pid 1, the daemon (500), a kernel thread (2), an
+         * excluded comm (504), a pid gone (505) and a zombie (507). */
+        fx_begin("mixed-1node", false, 500);
+        snap = fx_since_boot(NULL);
+        cr_assert_eq(snap->n_tasks, ELEMENTSOF(want));
+        for (size_t i = 0; i < ELEMENTSOF(want); i++)
+                cr_expect_eq(snap->tasks[i].pid, want[i], "task %zu is %d", i, snap->tasks[i].pid);
+}
+
+Test(sampler_fixture, pid_1_is_never_managed_and_self_only_when_named) {
+        const PolicySnapshot *snap;
+
+        fx_begin("mixed-1node", false, 0);
+        snap = fx_since_boot(NULL);
+        cr_expect_null(find_task(snap, 1));
+        cr_expect_not_null(find_task(snap, 500), "self_pid 0: pid 500 is just another task");
+        cr_expect_null(find_task(snap, 2), "kernel thread");
+}
+
+Test(sampler_fixture, excluded_groups_and_everything_below_are_not_walked) {
+        const PolicySnapshot *snap;
+
+        fx_begin("mixed-1node", false, 500);
+        snap = fx_since_boot(NULL);
+        cr_expect_eq(snap->n_cgroups, 3);
+        cr_expect_not_null(find_group(snap, "cgbalance.slice"));
+        cr_expect_not_null(find_group(snap, "cgbalance.slice/app"));
+        cr_expect_not_null(find_group(snap, "cgbalance.slice/batch"));
+        cr_expect_null(find_group(snap, "cgbalance.slice/excluded"));
+        cr_expect_null(find_group(snap, "cgbalance.slice/excluded/deep"));
+        cr_expect_null(find_group(snap, "system.slice"));
+        cr_expect_null(find_task(snap, 520));
+        cr_expect_null(find_task(snap, 521));
+        cr_expect_null(find_task(snap, 600));
+}
+
+Test(sampler_fixture, groups_are_sorted_with_weights_usage_and_pressure) {
+        const PolicySnapshot *snap;
+        const PolicyCgroup *g;
+
+        fx_begin("mixed-1node", false, 500);
+        set_strv(&fx.t.protected_cgroups, strv("cgbalance.slice/app", NULL));
+        snap = fx_since_boot(NULL);
+        cr_assert_eq(snap->n_cgroups, 3);
+        g = &snap->cgroups[0];
+        cr_expect_str_eq(g->path, "cgbalance.slice");
+        cr_expect_eq(g->util_permyriad, 8000);
+        cr_expect(g->has_pressure);
+        cr_expect_eq(g->pressure_permyriad, 500);
+        cr_expect_not(g->protected);
+        g = &snap->cgroups[1];
+        cr_expect_str_eq(g->path, "cgbalance.slice/app");
+        cr_expect_eq(g->weight, 200, "cpu.shares 2048");
+        cr_expect_eq(g->util_permyriad, 4000);
+        cr_expect_eq(g->pressure_permyriad, 1250);
+        cr_expect(g->protected);
+        g = &snap->cgroups[2];
+        cr_expect_str_eq(g->path, "cgbalance.slice/batch");
+        cr_expect_eq(g->weight, 50, "cpu.shares 512");
+        cr_expect_eq(g->base_weight, 50);
+        cr_expect_not(g->has_pressure, "no cgroup2 mirror");
+        cr_expect_eq(g->pressure_permyriad, 0);
+        cr_expect_eq(get_task(snap, 510)->cgroup, 2);
+        cr_expect_eq(get_task(snap, 501)->cgroup, 1);
+}
+
+Test(sampler_fixture, threads_summed_busiest_thread_gives_the_cpu) {
+        const SamplerSystem *sys;
+        const PolicySnapshot *snap;
+        const PolicyTask *t;
+
+        fx_begin("mixed-1node", false, 500);
+        snap = fx_since_boot(&sys);
+        t = get_task(snap, 501);
+        /* 50 + 100 + 10 s of CPU over the 400 s since it started */
+        cr_expect_eq(t->util_permyriad, 4000, "util %u", t->util_permyriad);
+        cr_expect_eq(t->cpu, 1, "thread 502 ran most, on CPU 1");
+        cr_expect_eq(sys->n_threads, 5, "501's three, 506 and 510");
+}
+
+Test(sampler_fixture, a_thread_without_schedstat_makes_demand_its_util) {
+        const PolicySnapshot *snap;
+        const PolicyTask *t;
+
+        fx_begin("mixed-1node", false, 500);
+        snap = fx_since_boot(NULL);
+        t = get_task(snap, 501); /* thread 503 has no schedstat file */
+        cr_expect_eq(t->demand_permyriad, t->util_permyriad, "demand %u", t->demand_permyriad);
+        t = get_task(snap, 510); /* 150 s run + 30 s wait in 450 s */
+        cr_expect_eq(t->util_permyriad, 3333);
+        cr_expect_eq(t->demand_permyriad, 4000);
+        t = get_task(snap, 506); /* 20 + 10 s in 200 s */
+        cr_expect_eq(t->util_permyriad, 1000);
+        cr_expect_eq(t->demand_permyriad, 1500);
+}
+
+Test(sampler_fixture, affinity_narrower_than_the_cpuset_is_foreign) {
+        const PolicySnapshot *snap;
+        _cleanup_free_ char *a506 = NULL, *a510 = NULL;
+
+        fx_begin("mixed-1node", false, 500);
+        snap = fx_since_boot(NULL);
+        a506 = mask_str(get_task(snap, 506)->allowed);
+        a510 = mask_str(get_task(snap, 510)->allowed);
+        cr_expect_str_eq(a506, "1");
+        cr_expect_str_eq(a510, "0");
+        cr_expect(get_task(snap, 506)->foreign, "CPU 1 of a cpuset of 0-1");
+        cr_expect_not(get_task(snap, 510)->foreign, "CPU 0 is all its cpuset gives");
+        cr_expect_not(get_task(snap, 501)->foreign);
+}
+
+Test(sampler_fixture, override_foreign_affinity_clears_foreign) {
+        const PolicySnapshot *snap;
+
+        fx_begin("mixed-1node", false, 500);
+        fx.t.override_foreign_affinity = true;
+        snap = fx_since_boot(NULL);
+        cr_expect_not(get_task(snap, 506)->foreign);
+}
+
+Test(sampler_fixture, v1_layout_has_no_pressure) {
+        const PolicySnapshot *snap;
+
+        fx_begin("mixed-1node", false, 500);
+        fx.layout.mode = CGROUP_MODE_V1; /* the sampler reads the layout it was given, each time */
+        fx.layout.unified_path[0] = '\0';
+        snap = fx_since_boot(NULL);
+        cr_assert_eq(snap->n_cgroups, 3);
+        for (size_t i = 0; i < snap->n_cgroups; i++)
+                cr_expect_not(snap->cgroups[i].has_pressure, "%s", snap->cgroups[i].path);
+        cr_expect_eq(snap->n_tasks, 3);
+}
+
+Test(sampler_fixture, no_cgroups_still_samples_cpus) {
+        const SamplerSystem *sys;
+        const PolicySnapshot *snap;
+
+        fx_begin("mixed-1node", false, 500);
+        fx.layout = (CgroupLayout){ .mode = CGROUP_MODE_NONE };
+        snap = fx_since_boot(&sys);
+        cr_expect_eq(snap->n_cgroups, 0);
+        cr_expect_eq(snap->n_tasks, 0);
+        cr_expect_eq(snap->cpus[0].util_permyriad, 5000);
+        cr_expect_eq(snap->cpus[1].util_permyriad, 2500);
+        cr_expect(sys->has_psi);
+}
+
+Test(sampler_fixture, no_psi_is_not_an_error) {
+        _cleanup_free_ char *dir = NULL;
+        const SamplerSystem *sys;
+        const PolicySnapshot *snap;
+
+        fx_begin("mixed-1node", true, 500);
+        cr_assert_gt(asprintf(&dir, "%s/proc/pressure", fx.root), 0);
+        rm_rf(dir);
+        snap = fx_since_boot(&sys);
+        cr_expect_not(sys->has_psi);
+        cr_expect_eq(sys->cpu.some.avg10_permyriad, 0);
+        cr_expect_eq(snap->n_tasks, 3);
+}
+
+Test(sampler_fixture, unreadable_proc_stat_or_uptime_is_an_error) {
+        _cleanup_free_ char *stat = NULL, *uptime = NULL;
+        const PolicySnapshot *snap = NULL;
+        const SamplerSystem *sys = NULL;
+
+        fx_begin("mixed-1node", true, 500);
+        cr_assert_gt(asprintf(&uptime, "%s/proc/uptime", fx.root), 0);
+        cr_assert_gt(asprintf(&stat, "%s/proc/stat", fx.root), 0);
+        cr_assert_eq(unlink(uptime), 0);
+        sampler_set_since_boot(fx.s, true);
+        cr_expect_eq(sampler_sample(fx.s, &fx.t, NULL, 1, &snap, &sys), -ENOENT);
+        sampler_set_since_boot(fx.s, false);
+        cr_expect_eq(sampler_sample(fx.s, &fx.t, NULL, 1, &snap, &sys), 0, "live needs none");
+        cr_assert_eq(unlink(stat), 0);
+        snap = NULL;
+        cr_expect_eq(sampler_sample(fx.s, &fx.t, NULL, 2, &snap, &sys), -ENOENT);
+        cr_expect_null(snap);
+}
+
+Test(sampler_fixture, bad_arguments) {
+        const PolicySnapshot *snap;
+        const SamplerSystem *sys;
+        Sampler *s = (Sampler *) 0x1;
+
+        fx_begin("mixed-1node", false, 500);
+        cr_expect_eq(sampler_new(-1, &fx.layout, fx.topo, 0, &s), -EINVAL);
+        cr_expect_eq(sampler_new(fx.proc_fd, NULL, fx.topo, 0, &s), -EINVAL);
+        cr_expect_eq(sampler_new(fx.proc_fd, &fx.layout, NULL, 0, &s), -EINVAL);
+        cr_expect_eq(sampler_new(fx.proc_fd, &fx.layout, fx.topo, -1, &s), -EINVAL);
+        cr_expect_eq(s, (Sampler *) 0x1);
+        cr_expect_eq(sampler_sample(fx.s, NULL, NULL, 1, &snap, &sys), -EINVAL);
+        cr_expect_null(sampler_free(NULL));
+}
+
+/* ---- mixed-1node as a live machine: deltas between samples of a changing copy */
+
+Test(sampler_fixture, first_live_sample_only_primes) {
+        const PolicySnapshot *snap;
+
+        fx_begin("mixed-1node", false, 500);
+        snap = fx_sample(10 * SEC, NULL);
+        cr_expect_eq(snap->interval_usec, 0);
+        cr_expect_eq(snap->n_tasks, 3, "the tasks are there");
+        for (size_t i = 0; i < snap->n_tasks; i++) {
+                cr_expect_eq(snap->tasks[i].util_permyriad, 0, "pid %d", snap->tasks[i].pid);
+                cr_expect_eq(snap->tasks[i].demand_permyriad, 0, "pid %d", snap->tasks[i].pid);
+        }
+        for (size_t i = 0; i < snap->n_cgroups; i++)
+                cr_expect_eq(snap->cgroups[i].util_permyriad, 0, "%s", snap->cgroups[i].path);
+        cr_expect_eq(snap->cpus[0].util_permyriad, 0);
+}
+
+Test(sampler_fixture, second_sample_gives_deltas_over_the_interval) {
+        const PolicySnapshot *snap;
+        const PolicyTask *t;
+
+        fx_begin("mixed-1node", true, 500);
+        (void) fx_sample(10 * SEC, NULL);
+        put_stat(510, 510, &(StatSpec){ "cruncher", 'R', 15050, 0, 5000, 1, 0 });
+        put_schedstat(510, 510, UINT64_C(150500000000), UINT64_C(30250000000));
+        put_proc_stat(60, 40, 0, 100);
+        put("sys/fs/cgroup/cpuacct/cgbalance.slice/batch/cpuacct.usage", "150500000000\n");
+        snap = fx_sample(11 * SEC, NULL);
+        cr_expect_eq(snap->interval_usec, SEC);
+        t = get_task(snap, 510);
+        cr_expect_eq(t->util_permyriad, 5000, "50 ticks in 1 s: %u", t->util_permyriad);
+        cr_expect_eq(t->demand_permyriad, 7500, "0.5 s run + 0.25 s wait: %u", t->demand_permyriad);
+        cr_expect_eq(get_task(snap, 501)->util_permyriad, 0, "501 did not run");
+        cr_expect_eq(snap->cpus[0].util_permyriad, 6000);
+        cr_expect_eq(snap->cpus[1].util_permyriad, 0);
+        cr_expect_eq(find_group(snap, "cgbalance.slice/batch")->util_permyriad, 5000);
+}
+
+/* pid 506 exits and a new process gets its number, with far more CPU time behind it. */
+static void recycled_pid_counts_from_scratch(void) {
+        const PolicySnapshot *snap;
+        const PolicyTask *t;
+
+        (void) fx_sample(10 * SEC, NULL);
+        put_stat(506, 506, &(StatSpec){ "reborn", 'R', 999999, 5000, 45000, 1, 0 });
+        put_schedstat(506, 506, UINT64_C(9999000000000), UINT64_C(5000000000));
+        snap = fx_sample(11 * SEC, NULL);
+        t = get_task(snap, 506);
+        cr_expect_eq(t->starttime_ticks, 45000);
+        cr_expect_str_eq(t->comm, "reborn");
+        cr_expect_eq(t->util_permyriad, 0, "no delta against the old process: %u",
+                     t->util_permyriad);
+        cr_expect_eq(t->demand_permyriad, 0);
+        put_stat(506, 506, &(StatSpec){ "reborn", 'R', 1000029, 5000, 45000, 1, 0 });
+        put_schedstat(506, 506, UINT64_C(9999300000000), UINT64_C(5100000000));
+        snap = fx_sample(12 * SEC, NULL);
+        t = get_task(snap, 506);
+        cr_expect_eq(t->util_permyriad, 3000, "then from its own counters: %u", t->util_permyriad);
+        cr_expect_eq(t->demand_permyriad, 4000);
+}
+
+Test(sampler_fixture, recycled_pid_counts_from_scratch) {
+        fx_begin("mixed-1node", true, 500);
+        recycled_pid_counts_from_scratch();
+}
+
+Test(sampler_fixture, recycled_pid_counts_from_scratch_without_kept_fds) {
+        struct rlimit rl;
+
+        /* Below 256 fds the sampler keeps none: every read opens the file by path. */
+        cr_assert_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+        rl.rlim_cur = 64;
+        cr_assert_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+        fx_begin("mixed-1node", true, 500);
+        recycled_pid_counts_from_scratch();
+}
+
+Test(sampler_fixture, since_boot_numbers_do_not_depend_on_kept_fds) {
+        struct rlimit rl;
+        const PolicySnapshot *snap;
+
+        cr_assert_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+        rl.rlim_cur = 64;
+        cr_assert_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+        fx_begin("imbalanced-2node", false, 0);
+        snap = fx_since_boot(NULL);
+        cr_assert_eq(snap->n_tasks, 4);
+        for (size_t i = 0; i < 4; i++) {
+                cr_expect_eq(snap->tasks[i].util_permyriad, 5000);
+                cr_expect_eq(snap->tasks[i].demand_permyriad, 10000);
+        }
+}
+
+Test(sampler_fixture, exited_task_is_dropped_and_forgotten) {
+        const PolicySnapshot *snap;
+
+        fx_begin("mixed-1node", true, 500);
+        (void) fx_sample(10 * SEC, NULL);
+        put("sys/fs/cgroup/cpu/cgbalance.slice/batch/cgroup.procs", "%s", "");
+        snap = fx_sample(11 * SEC, NULL);
+        cr_expect_null(find_task(snap, 510));
+        cr_expect_eq(snap->n_tasks, 2);
+        /* Back with more CPU time: a task seen anew primes; its old counters are gone. */
+        put("sys/fs/cgroup/cpu/cgbalance.slice/batch/cgroup.procs", "510\n");
+        put_stat(510, 510, &(StatSpec){ "cruncher", 'R', 15050, 0, 5000, 1, 0 });
+        snap = fx_sample(12 * SEC, NULL);
+        cr_expect_eq(get_task(snap, 510)->util_permyriad, 0);
+}
+
+Test(sampler_fixture, task_back_from_an_excluded_comm_primes_again) {
+        const PolicySnapshot *snap;
+
+        fx_begin("mixed-1node", true, 500);
+        put_stat(504, 504, &(StatSpec){ "sync", 'R', 5000, 0, 20000, 1, 1 });
+        (void) fx_sample(10 * SEC, NULL);
+        put_stat(504, 504, &(StatSpec){ "backup-now", 'R', 5100, 0, 20000, 1, 1 });
+        snap = fx_sample(11 * SEC, NULL);
+        cr_expect_null(find_task(snap, 504), "renamed into exclude_comms");
+        put_stat(504, 504, &(StatSpec){ "sync", 'R', 5150, 0, 20000, 1, 1 });
+        snap = fx_sample(12 * SEC, NULL);
+        cr_expect_eq(get_task(snap, 504)->util_permyriad, 0,
+                     "not 150 ticks of two intervals as one: %u",
+                     get_task(snap, 504)->util_permyriad);
+        put_stat(504, 504, &(StatSpec){ "sync", 'R', 5170, 0, 20000, 1, 1 });
+        snap = fx_sample(13 * SEC, NULL);
+        cr_expect_eq(get_task(snap, 504)->util_permyriad, 2000);
+}
+
+Test(sampler_fixture, removed_group_is_skipped) {
+        _cleanup_free_ char *dir = NULL;
+        const PolicySnapshot *snap;
+
+        fx_begin("mixed-1node", true, 500);
+        (void) fx_sample(10 * SEC, NULL);
+        cr_assert_gt(asprintf(&dir, "%s/sys/fs/cgroup/cpu/cgbalance.slice/batch", fx.root), 0);
+        rm_rf(dir);
+        snap = fx_sample(11 * SEC, NULL);
+        cr_expect_eq(snap->n_cgroups, 2);
+        cr_expect_null(find_group(snap, "cgbalance.slice/batch"));
+        cr_expect_null(find_task(snap, 510));
+        cr_expect_not_null(find_task(snap, 506));
+        cr_expect_eq(get_task(snap, 506)->cgroup, 1);
+}
+
+Test(sampler_fixture, new_thread_counts_from_its_start) {
+        const PolicySnapshot *snap;
+
+        fx_begin("mixed-1node", true, 500);
+        (void) fx_sample(10 * SEC, NULL);
+        /* 501 grows a fourth thread that has run 20 ticks, and says so in its stat */
+        put_stat(501, 501, &(StatSpec){ "worker", 'S', 4000, 1000, 10000, 4, 0 });
+        put_stat(501, 502, &(StatSpec){ "worker", 'S', 9000, 1000, 10050, 4, 0 });
+        put_stat(501, 508, &(StatSpec){ "worker-new", 'R', 15, 5, 10900, 4, 1 });
+        put_schedstat(501, 508, 200000000, 100000000);
+        snap = fx_sample(11 * SEC, NULL);
+        /* demand falls back to util: 503 still has no schedstat */
+        cr_expect_eq(get_task(snap, 501)->util_permyriad, 2000, "%u",
+                     get_task(snap, 501)->util_permyriad);
+        cr_expect_eq(get_task(snap, 501)->cpu, 1, "the new thread ran most, on CPU 1");
+}
+
+Test(sampler_fixture, new_thread_time_is_bounded_by_the_interval) {
+        const PolicySnapshot *snap;
+
+        fx_begin("mixed-1node", true, 500);
+        (void) fx_sample(10 * SEC, NULL);
+        /* A thread not seen before cannot have run longer than the interval (a tid recycled
+         * under a missed listing would otherwise bring all its past in) */
+        put_stat(510, 510, &(StatSpec){ "cruncher", 'R', 15000, 0, 5000, 2, 0 });
+        put_stat(510, 511, &(StatSpec){ "cruncher-2", 'R', 90000, 0, 6000, 2, 1 });
+        put_schedstat(510, 511, UINT64_C(900000000000), UINT64_C(900000000000));
+        snap = fx_sample(11 * SEC, NULL);
+        cr_expect_eq(get_task(snap, 510)->util_permyriad, 10100, "one interval and a tick: %u",
+                     get_task(snap, 510)->util_permyriad);
+        cr_expect_eq(get_task(snap, 510)->demand_permyriad, 10100, "%u",
+                     get_task(snap, 510)->demand_permyriad);
+}
+
+Test(sampler_fixture, pinned_task_stays_foreign_across_samples) {
+        const PolicySnapshot *snap;
+
+        fx_begin("mixed-1node", true, 500);
+        (void) fx_sample(10 * SEC, NULL);
+        put_stat(506, 506, &pinned);
+        put("proc/506/status", "Name:\tpinned\nCpus_allowed:\t3\nCpus_allowed_list:\t0-1\n");
+        snap = fx_sample(11 * SEC, NULL);
+        cr_expect_not(get_task(snap, 506)->foreign, "its affinity was given back");
+        put("proc/506/status", "Name:\tpinned\nCpus_allowed:\t2\nCpus_allowed_list:\t1\n");
+        snap = fx_sample(12 * SEC, NULL);
+        cr_expect(get_task(snap, 506)->foreign, "narrowed again");
+}
+
+/* ---- live: a real cgroup with real processes on this machine (root only) */
+
+#define SLICE "cgbalance.slice"
+
+static struct {
+        bool ready, slice_existed;
+        CgroupLayout layout;
+        char group[128];
+        pid_t kids[4];
+        size_t n_kids;
+        int proc_fd;
+        Topology *topo;
+        Tunables t;
+        Sampler *s;
+} live = { .proc_fd = -EBADF };
+
+static int sync_pipe[2] = { -1, -1 };
+
+static void closedirp(DIR **d) {
+        if (*d)
+                (void) closedir(*d);
+}
+
+static bool live_dir_exists(const char *base, const char *group) {
+        _cleanup_free_ char *p = NULL;
+        struct stat st;
+
+        cr_assert_gt(asprintf(&p, "%s/%s", base, group), 0);
+        return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Runs even when an assertion failed: children killed, sampler freed, groups removed (through
+ * lib/cgroup, then by hand should that fail). */
+static void live_end(void) {
+        const char *bases[] = { live.layout.cpu_path, live.layout.cpuacct_path,
+                                live.layout.cpuset_path,
+                                live.layout.mode == CGROUP_MODE_V1 ? ""
+                                                                   : live.layout.unified_path };
+
+        for (size_t i = 0; i < live.n_kids; i++) {
+                (void) kill(live.kids[i], SIGKILL);
+                (void) waitpid(live.kids[i], NULL, 0);
+        }
+        live.s = sampler_free(live.s);
+        live.topo = topology_free(live.topo);
+        tunables_free(&live.t);
+        if (live.proc_fd >= 0)
+                (void) close(live.proc_fd);
+        if (!live.ready)
+                return;
+        (void) cgroup_remove(&live.layout, live.group);
+        for (size_t i = 0; i < ELEMENTSOF(bases); i++) {
+                const char *rel[] = { live.group, live.slice_existed ? NULL : SLICE };
+
+                for (size_t j = 0; j < ELEMENTSOF(rel) && rel[j] && bases[i][0]; j++) {
+                        _cleanup_free_ char *p = NULL;
+
+                        if (asprintf(&p, "%s/%s", bases[i], rel[j]) > 0)
+                                (void) rmdir(p);
+                }
+        }
+}
+
+static void live_begin(void) {
+        int r;
+
+        if (!running_as_root())
+                cr_skip_test("needs root to make cgroups");
+        r = cgroup_layout_detect(&live.layout);
+        if (r < 0)
+                cr_skip_test("no cgroup layout: %s", strerror(-r));
+        if (!live.layout.cpu_path[0])
+                cr_skip_test("no cpu controller (mode %s)",
+                             cgroup_mode_to_string(live.layout.mode));
+        live.slice_existed = live_dir_exists(live.layout.cpu_path, SLICE);
+        (void) snprintf(live.group, sizeof live.group, SLICE "/test-sampler-%d", (int) getpid());
+        cr_assert_eq(cgroup_create(&live.layout, live.group), 0);
+        live.ready = true;
+        live.proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        cr_assert_geq(live.proc_fd, 0);
+        cr_assert_eq(topology_new_from_system(&live.topo), 0);
+        cr_assert_eq(tunables_defaults(&live.t), 0);
+        set_strv(&live.t.cgroups, strv(live.group, NULL));
+        cr_assert_eq(sampler_new(live.proc_fd, &live.layout, live.topo, getpid(), &live.s), 0);
+}
+
+/* ---- children: they never assert and never return; live_end() kills them */
+
+static void spin(void) {
+        for (volatile unsigned long i = 0;; i++)
+                ;
+}
+
+static void spin_on_cpu0(void) {
+        cpu_set_t set;
+
+        CPU_ZERO(&set);
+        CPU_SET(0, &set);
+        if (sched_setaffinity(0, sizeof set, &set) < 0)
+                _exit(1);
+        if (write(sync_pipe[1], "", 1) != 1)
+                _exit(1);
+        spin();
+}
+
+/* A child running body, moved into the live group. */
+static pid_t live_spawn(void (*body)(void)) {
+        pid_t pid;
+
+        cr_assert_lt(live.n_kids, ELEMENTSOF(live.kids));
+        pid = fork();
+        cr_assert_geq(pid, 0);
+        if (pid == 0) {
+                body();
+                _exit(0);
+        }
+        live.kids[live.n_kids++] = pid;
+        cr_assert_eq(cgroup_attach_pid(&live.layout, live.group, pid), 0);
+        return pid;
+}
+
+static uint64_t mono_usec(void) {
+        struct timespec ts;
+
+        cr_assert_eq(clock_gettime(CLOCK_MONOTONIC, &ts), 0);
+        return (uint64_t) ts.tv_sec * SEC + (uint64_t) ts.tv_nsec / 1000u;
+}
+
+static void sleep_ms(long ms) {
+        struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
+
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+                ;
+}
+
+static const PolicySnapshot *live_sample(Sampler *s, const SamplerSystem **ret_sys) {
+        const PolicySnapshot *snap = NULL;
+        const SamplerSystem *sys = NULL;
+        int r;
+
+        r = sampler_sample(s, &live.t, NULL, mono_usec(), &snap, &sys);
+        cr_assert_eq(r, 0, "sampler_sample: %s", strerror(-r));
+        if (ret_sys)
+                *ret_sys = sys;
+        return snap;
+}
+
+static unsigned count_fds(void) {
+        _cleanup_(closedirp) DIR *d = opendir("/proc/self/fd");
+        unsigned n = 0;
+
+        cr_assert_not_null(d);
+        while (readdir(d))
+                n++;
+        return n;
+}
+
+TestSuite(sampler_live, .fini = live_end, .timeout = 30);
+
+Test(sampler_live, busy_children_show_util_demand_and_group_usage) {
+        const SamplerSystem *sys;
+        const PolicySnapshot *snap;
+        const PolicyCgroup *g;
+        uint32_t sum = 0;
+        pid_t a, b;
+
+        live_begin();
+        a = live_spawn(spin);
+        b = live_spawn(spin);
+        snap = live_sample(live.s, NULL);
+        cr_assert_eq(snap->n_tasks, 2, "the first sample lists them");
+        cr_expect_eq(snap->tasks[0].util_permyriad, 0, "and only primes");
+        sleep_ms(300);
+        snap = live_sample(live.s, &sys);
+        cr_assert_eq(snap->n_tasks, 2);
+        cr_expect_geq(snap->interval_usec, 300 * 1000u);
+        for (size_t i = 0; i < 2; i++) {
+                const PolicyTask *t = &snap->tasks[i];
+
+                cr_expect(t->pid == a || t->pid == b, "pid %d", t->pid);
+                /* A spinning task gets a CPU to itself on an idle box, less when other work
+                 * competes; a tick (333 at 300 ms) either side for the sampling. */
+                cr_expect_geq(t->util_permyriad, 1000, "pid %d util %u", t->pid, t->util_permyriad);
+                cr_expect_leq(t->util_permyriad, 10400, "pid %d util %u", t->pid,
+                              t->util_permyriad);
+                cr_expect_geq(t->demand_permyriad, t->util_permyriad);
+                cr_expect_geq(t->cpu, 0);
+                cr_expect_eq(t->cgroup, 0);
+                sum += t->util_permyriad;
+        }
+        cr_assert_eq(snap->n_cgroups, 1);
+        g = &snap->cgroups[0];
+        cr_expect_str_eq(g->path, live.group);
+        /* The group's usage counts the same CPU time as its tasks' stat lines */
+        cr_expect_leq(g->util_permyriad > sum ? g->util_permyriad - sum : sum - g->util_permyriad,
+                      1000, "group %u, tasks %u", g->util_permyriad, sum);
+        cr_expect_eq(g->weight, 100);
+        if (live.layout.mode == CGROUP_MODE_HYBRID || live.layout.mode == CGROUP_MODE_V2)
+                cr_expect(g->has_pressure, "mode %s", cgroup_mode_to_string(live.layout.mode));
+        cr_expect_eq(sys->n_threads, 2);
+        cr_expect_gt(sys->sample_usec, 0);
+}
+
+Test(sampler_live, exited_child_is_dropped_and_its_fds_closed) {
+        const PolicySnapshot *snap;
+        unsigned before;
+        pid_t a;
+
+        live_begin();
+        before = count_fds();
+        a = live_spawn(spin);
+        (void) live_sample(live.s, NULL);
+        snap = live_sample(live.s, NULL);
+        cr_assert_eq(snap->n_tasks, 1);
+        cr_expect_gt(count_fds(), before, "a sampled task keeps its files open");
+        cr_assert_eq(kill(a, SIGKILL), 0);
+        cr_assert_eq(waitpid(a, NULL, 0), a);
+        live.n_kids = 0;
+        snap = live_sample(live.s, NULL);
+        cr_expect_eq(snap->n_tasks, 0);
+        cr_expect_eq(count_fds(), before, "its fds were closed");
+}
+
+Test(sampler_live, child_narrowed_to_one_cpu_is_foreign_unless_overridden) {
+        _cleanup_free_ char *allowed = NULL;
+        const PolicySnapshot *snap;
+        char c;
+
+        live_begin();
+        if (topology_n_cpus(live.topo) < 2 || cpumask_count(topology_usable_cpus(live.topo)) < 2)
+                cr_skip_test("needs two usable CPUs");
+        cr_assert_eq(pipe2(sync_pipe, O_CLOEXEC), 0);
+        (void) live_spawn(spin_on_cpu0);
+        cr_assert_eq(read(sync_pipe[0], &c, 1), 1, "the child narrowed itself");
+        snap = live_sample(live.s, NULL);
+        cr_assert_eq(snap->n_tasks, 1);
+        allowed = mask_str(snap->tasks[0].allowed);
+        cr_expect_str_eq(allowed, "0");
+        cr_expect(snap->tasks[0].foreign);
+        cr_expect_not(snap->tasks[0].ours);
+        live.t.override_foreign_affinity = true;
+        snap = live_sample(live.s, NULL);
+        cr_expect_not(snap->tasks[0].foreign);
+}
+
+Test(sampler_live, the_daemon_itself_is_never_sampled) {
+        _cleanup_sampler_ Sampler *s = NULL;
+        const PolicySnapshot *snap;
+        pid_t a, b;
+
+        live_begin();
+        a = live_spawn(spin);
+        b = live_spawn(spin);
+        /* as if b were the daemon, in a group its own glob manages */
+        cr_assert_eq(sampler_new(live.proc_fd, &live.layout, live.topo, b, &s), 0);
+        snap = live_sample(s, NULL);
+        cr_assert_eq(snap->n_tasks, 1);
+        cr_expect_eq(snap->tasks[0].pid, a);
+}
+
+Test(sampler_live, a_mask_the_actuator_set_is_ours_not_foreign) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        _cleanup_cpumask_ CpuMask *cpu1 = NULL;
+        const PolicySnapshot *snap;
+        const SamplerSystem *sys;
+        PlanMove move;
+        Plan plan;
+        cpu_set_t set;
+        uint64_t now;
+        pid_t pid;
+
+        live_begin();
+        if (cpumask_count(topology_usable_cpus(live.topo)) < 2 ||
+            !cpumask_isset(topology_usable_cpus(live.topo), 1))
+                cr_skip_test("needs usable CPUs 0 and 1");
+        pid = live_spawn(spin);
+        cr_assert_eq(actuator_new(live.proc_fd, &live.layout, NULL, &a), 0);
+        snap = live_sample(live.s, NULL);
+        cr_assert_eq(snap->n_tasks, 1);
+        cpu1 = cpumask_new(topology_cpu_capacity(live.topo));
+        cr_assert_not_null(cpu1);
+        cr_assert_eq(cpumask_set(cpu1, 1), 0);
+        move = (PlanMove){ .pid = pid,
+                           .starttime_ticks = snap->tasks[0].starttime_ticks,
+                           .from_node = topology_cpu_node(live.topo, 1),
+                           .to_node = topology_cpu_node(live.topo, 1),
+                           .mask = cpu1 };
+        plan = (Plan){ .moves = &move, .n_moves = 1 };
+        now = mono_usec();
+        cr_assert_eq(actuator_apply(a, &plan, snap, /* dry_run= */ false, 0, now), 0);
+        cr_assert_eq(sampler_sample(live.s, &live.t, a, mono_usec(), &snap, &sys), 0);
+        cr_assert_eq(snap->n_tasks, 1);
+        cr_expect(snap->tasks[0].ours, "the actuator set this mask");
+        cr_expect_not(snap->tasks[0].foreign, "ours is never foreign");
+        cr_expect_eq(snap->tasks[0].last_move_usec, now);
+        /* Someone else narrows it further: no longer ours, and foreign */
+        CPU_ZERO(&set);
+        CPU_SET(0, &set);
+        cr_assert_eq(sched_setaffinity(pid, sizeof set, &set), 0);
+        cr_assert_eq(sampler_sample(live.s, &live.t, a, mono_usec(), &snap, &sys), 0);
+        cr_expect_not(snap->tasks[0].ours);
+        cr_expect(snap->tasks[0].foreign);
+        cr_expect_eq(snap->tasks[0].last_move_usec, now, "still the daemon's last move");
+}
