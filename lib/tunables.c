@@ -35,10 +35,10 @@ static const ConfigKey tunables_keys[] = {
         CONFIG_KEY_STRV("manage", "exclude_cgroups", Tunables, exclude_cgroups, "", 200,
                         CONFIG_EMPTY_OK,
                         "Cgroups never managed, even below a managed one (globs, and below)."),
-        CONFIG_KEY_STRV("manage", "exclude_comms", Tunables, exclude_comms, "", 64,
-                        CONFIG_EMPTY_OK, "Task names (comm, globs) never touched."),
-        CONFIG_KEY_BOOL("manage", "override_foreign_affinity", Tunables,
-                        override_foreign_affinity, "no",
+        CONFIG_KEY_STRV("manage", "exclude_comms", Tunables, exclude_comms, "", 64, CONFIG_EMPTY_OK,
+                        "Task names (comm, globs) never touched."),
+        CONFIG_KEY_BOOL("manage", "override_foreign_affinity", Tunables, override_foreign_affinity,
+                        "no",
                         "Manage tasks whose affinity someone else narrowed (taskset, "
                         "CPUAffinity=). By default they are left alone."),
         CONFIG_KEY_BOOL("manage", "use_isolated_cpus", Tunables, use_isolated_cpus, "no",
@@ -55,8 +55,8 @@ static const ConfigKey tunables_keys[] = {
                            "Across nodes: the busiest node's load per CPU over the least busy "
                            "one's, in percent, before a task moves. Scaled up with the node "
                            "distance: this value applies to the nearest remote node."),
-        CONFIG_KEY_STRING("balance", "node_min_imbalance", Tunables, node_min_imbalance, "auto",
-                          16, 0,
+        CONFIG_KEY_STRING("balance", "node_min_imbalance", Tunables, node_min_imbalance, "auto", 16,
+                          0,
                           "Cross-node migrate resistance: the load difference, in tasks, that "
                           "two nodes must also exceed. \"auto\" is the CPUs per node, or 0 when "
                           "nodes are SMT siblings."),
@@ -67,18 +67,18 @@ static const ConfigKey tunables_keys[] = {
                         1000,
                         "Node balancing runs every this many ticks while some node has an idle "
                         "CPU (seed 002's IDLE_NODE_REBALANCE_TICK multiplier)."),
-        CONFIG_KEY_UINT("balance", "busy_node_multiplier", Tunables, busy_node_multiplier, "10",
-                        1, 1000,
+        CONFIG_KEY_UINT("balance", "busy_node_multiplier", Tunables, busy_node_multiplier, "10", 1,
+                        1000,
                         "Node balancing runs every this many ticks while every CPU is busy "
                         "(seed 002's BUSY_NODE_REBALANCE_TICK multiplier)."),
         CONFIG_KEY_DURATION("balance", "migrate_cooldown", Tunables, migrate_cooldown_usec, "10s",
                             0, USEC_PER_HOUR, "A task moved is not moved again for this long."),
-        CONFIG_KEY_UINT("balance", "max_moves_per_tick", Tunables, max_moves_per_tick, "2", 0,
-                        1024, "At most this many tasks move in one tick (0: none)."),
+        CONFIG_KEY_UINT("balance", "max_moves_per_tick", Tunables, max_moves_per_tick, "2", 0, 1024,
+                        "At most this many tasks move in one tick (0: none)."),
         CONFIG_KEY_BOOL("balance", "migrate_memory", Tunables, migrate_memory, "no",
                         "Move a task's memory to its new node too (libnuma)."),
-        CONFIG_KEY_UINT("balance", "migrate_memory_max_mb", Tunables, migrate_memory_max_mb,
-                        "256", 1, 1048576,
+        CONFIG_KEY_UINT("balance", "migrate_memory_max_mb", Tunables, migrate_memory_max_mb, "256",
+                        1, 1048576,
                         "A task with more resident memory than this keeps its memory where it "
                         "is, so one move never stalls it for long."),
 

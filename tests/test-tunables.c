@@ -104,8 +104,8 @@ Test(tunables, min_imbalance_auto_is_cpus_per_node_or_zero_for_smt_nodes) {
         cr_assert_eq(tunables_defaults(&t), 0);
         cr_expect_eq(tunables_node_min_imbalance(&t, 4, 1), 4);
         cr_expect_eq(tunables_node_min_imbalance(&t, 2, 2), 0);
-        cr_assert_eq(config_set_one(&tunables_schema, &t, "node_min_imbalance", "3", &e), 0,
-                     "%s", e.message);
+        cr_assert_eq(config_set_one(&tunables_schema, &t, "node_min_imbalance", "3", &e), 0, "%s",
+                     e.message);
         cr_expect_eq(tunables_node_min_imbalance(&t, 4, 1), 3);
         cr_expect_eq(tunables_node_min_imbalance(&t, 2, 2), 3);
         tunables_free(&t);
@@ -142,8 +142,7 @@ Test(tunables, man_page_documents_every_key_with_its_default) {
                 const ConfigKey *k = &tunables_schema.keys[i];
                 _cleanup_free_ char *entry = NULL;
 
-                cr_assert_gt(asprintf(&entry, ".BR %s \" = \" \"%s\"\n", k->name,
-                                      k->default_value),
+                cr_assert_gt(asprintf(&entry, ".BR %s \" = \" \"%s\"\n", k->name, k->default_value),
                              0);
                 cr_expect_not_null(strstr(page, entry), "cgbalance.conf(5) lacks %s", entry);
         }

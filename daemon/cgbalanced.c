@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* cgbalanced: parse args -> load config -> manager_new -> manager_run. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "log.h"
+#include "manager.h"
+#include "tunables.h"
+
+typedef enum Action {
+        ACTION_RUN,
+        ACTION_ONCE,
+        ACTION_CHECK_CONFIG,
+        ACTION_DUMP_TOPOLOGY,
+        ACTION_PRINT_DEFAULTS,
+} Action;
+
+static Action arg_action = ACTION_RUN;
+static ManagerOptions arg_options;
+
+static void help(void) {
+        printf("Usage: cgbalanced [OPTIONS]\n"
+               "\n"
+               "Balances the tasks of managed cgroups across CPUs and NUMA nodes, with CPU\n"
+               "affinity and the cgroup CPU weight. Runs in the foreground; logs go to stderr,\n"
+               "or to the journal under systemd.\n"
+               "\n"
+               "  -c --config=FILE    Configuration file (default %s; with .d/ drop-ins).\n"
+               "                      Without this option a missing default file means the\n"
+               "                      compiled-in defaults.\n"
+               "  -n --dry-run        Decide and log, change nothing.\n"
+               "     --once           Sample one tick, print the snapshot and the plan, exit.\n"
+               "                      Changes nothing.\n"
+               "     --check-config   Load and validate the configuration, print the effective\n"
+               "                      values, exit (1 on error, naming file and line).\n"
+               "     --dump-topology  Print CPUs, nodes, distances, online and isolated CPUs.\n"
+               "     --root=DIR       Read /proc and /sys from DIR (a recorded machine); never\n"
+               "                      acts. With --once, counters are read as since boot.\n"
+               "     --print-defaults Print the documented default configuration file.\n"
+               "  -h --help           Show this help.\n"
+               "     --version        Show the version.\n"
+               "\n"
+               "See cgbalanced(8) and cgbalance.conf(5).\n",
+               TUNABLES_DEFAULT_PATH);
+}
+
+static int parse_argv(int argc, char *argv[]) {
+        enum { ARG_ONCE = 0x100, ARG_CHECK, ARG_TOPO, ARG_ROOT, ARG_DEFAULTS, ARG_VERSION };
+        static const struct option options[] = {
+                { "config", required_argument, NULL, 'c' },
+                { "dry-run", no_argument, NULL, 'n' },
+                { "once", no_argument, NULL, ARG_ONCE },
+                { "check-config", no_argument, NULL, ARG_CHECK },
+                { "dump-topology", no_argument, NULL, ARG_TOPO },
+                { "root", required_argument, NULL, ARG_ROOT },
+                { "print-defaults", no_argument, NULL, ARG_DEFAULTS },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, ARG_VERSION },
+                {},
+        };
+        int c;
+
+        while ((c = getopt_long(argc, argv, "c:nh", options, NULL)) >= 0) {
+                switch (c) {
+                case 'c': arg_options.config_path = optarg; break;
+                case 'n': arg_options.dry_run = true; break;
+                case ARG_ONCE: arg_action = ACTION_ONCE; break;
+                case ARG_CHECK: arg_action = ACTION_CHECK_CONFIG; break;
+                case ARG_TOPO: arg_action = ACTION_DUMP_TOPOLOGY; break;
+                case ARG_ROOT: arg_options.root = optarg; break;
+                case ARG_DEFAULTS: arg_action = ACTION_PRINT_DEFAULTS; break;
+                case 'h': help(); return 0;
+                case ARG_VERSION: puts("cgbalanced " CGBALANCE_VERSION); return 0;
+                default: return -EINVAL; /* getopt said why */
+                }
+        }
+        if (optind < argc) {
+                log_error("Unexpected argument \"%s\"; see --help.", argv[optind]);
+                return -EINVAL;
+        }
+        return 1;
+}
+
+static int check_config(void) {
+        const char *path =
+                arg_options.config_path ? arg_options.config_path : TUNABLES_DEFAULT_PATH;
+        ConfigError e = { 0 };
+        Tunables t;
+        int r;
+
+        r = tunables_load(path, !arg_options.config_path, &t, &e);
+        if (r < 0)
+                return log_error_errno(r, "%s", e.message);
+        r = config_print(&tunables_schema, &t, stdout);
+        tunables_free(&t);
+        return r;
+}
+
+/* The sampler keeps a /proc fd open per managed thread (a pread of a kept fd costs 0.65x an
+ * open+read+close); its budget is half the soft limit, so take the whole hard limit. */
+static void raise_nofile(void) {
+        struct rlimit rl;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= rl.rlim_max)
+                return;
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                log_debug_errno(errno, "Failed to raise RLIMIT_NOFILE, ignoring: %m");
+}
+
+int main(int argc, char *argv[]) {
+        _cleanup_manager_ Manager *m = NULL;
+        int r;
+
+        log_set_ident("cgbalanced");
+        r = parse_argv(argc, argv);
+        if (r <= 0)
+                return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+
+        switch (arg_action) {
+        case ACTION_PRINT_DEFAULTS:
+                return tunables_write_default_file(stdout) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+        case ACTION_CHECK_CONFIG: return check_config() < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+        default: break;
+        }
+
+        raise_nofile();
+        r = manager_new(&arg_options, &m);
+        if (r < 0)
+                return EXIT_FAILURE;
+        switch (arg_action) {
+        case ACTION_ONCE: r = manager_once(m, stdout); break;
+        case ACTION_DUMP_TOPOLOGY: r = manager_dump_topology(m, stdout); break;
+        default: r = manager_run(m); break;
+        }
+        return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,502 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The real cgbalanced binary, run as a user runs it: options, --check-config, --root replays, and
+ * live runs on real cgroups with real busy processes (weights, signals, crash recovery, dry run).
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "macro.h"
+#include "testutil.h"
+
+#define DAEMON BUILD_DIR "/cgbalanced"
+
+/* ---- running the binary */
+
+static char *read_all(const char *path) {
+        FILE *f = fopen(path, "re");
+        char *buf = NULL;
+        size_t len = 0;
+
+        if (!f)
+                return strdup("");
+        if (getdelim(&buf, &len, '\0', f) < 0) {
+                free(buf);
+                buf = strdup("");
+        }
+        fclose(f);
+        return buf;
+}
+
+static pid_t spawn(const char *const argv[], const char *out_path, const char *err_path) {
+        pid_t pid = fork();
+
+        cr_assert_geq(pid, 0);
+        if (pid == 0) {
+                int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+                int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+                if (o < 0 || e < 0 || dup2(o, STDOUT_FILENO) < 0 || dup2(e, STDERR_FILENO) < 0)
+                        _exit(126);
+                execv(argv[0], (char *const *) argv);
+                _exit(127);
+        }
+        return pid;
+}
+
+typedef struct Run {
+        int status;
+        char *out, *err;
+} Run;
+
+static Run run(const char *const argv[]) {
+        _cleanup_free_ char *dir = make_tmpdir(), *o = NULL, *e = NULL;
+        Run r = { 0 };
+        pid_t pid;
+
+        cr_assert_gt(asprintf(&o, "%s/out", dir), 0);
+        cr_assert_gt(asprintf(&e, "%s/err", dir), 0);
+        pid = spawn(argv, o, e);
+        cr_assert_eq(waitpid(pid, &r.status, 0), pid);
+        r.out = read_all(o);
+        r.err = read_all(e);
+        rm_rf(dir);
+        return r;
+}
+
+static void run_done(Run *r) {
+        free(r->out);
+        free(r->err);
+}
+
+static bool exited_with(int status, int code) {
+        return WIFEXITED(status) && WEXITSTATUS(status) == code;
+}
+
+/* ---- options */
+
+Test(cli, help_lists_every_option) {
+        Run r = run((const char *const[]){ DAEMON, "--help", NULL });
+        static const char *const options[] = { "--config",         "--dry-run",       "--once",
+                                               "--check-config",   "--dump-topology", "--root",
+                                               "--print-defaults", "--help",          "--version" };
+
+        cr_expect(exited_with(r.status, 0));
+        for (size_t i = 0; i < ELEMENTSOF(options); i++)
+                cr_expect_not_null(strstr(r.out, options[i]), "--help lacks %s", options[i]);
+        run_done(&r);
+}
+
+Test(cli, version_prints_the_version) {
+        Run r = run((const char *const[]){ DAEMON, "--version", NULL });
+
+        cr_expect(exited_with(r.status, 0));
+        cr_expect_str_eq(r.out, "cgbalanced " CGBALANCE_VERSION "\n");
+        run_done(&r);
+}
+
+Test(cli, unknown_option_and_stray_argument_fail) {
+        Run a = run((const char *const[]){ DAEMON, "--frobnicate", NULL });
+        Run b = run((const char *const[]){ DAEMON, "extra", NULL });
+
+        cr_expect(exited_with(a.status, 1));
+        cr_expect(exited_with(b.status, 1));
+        cr_expect_not_null(strstr(b.err, "Unexpected argument \"extra\""), "%s", b.err);
+        run_done(&a);
+        run_done(&b);
+}
+
+static char *write_conf(const char *dir, const char *name, const char *text) {
+        _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        char *path = NULL;
+
+        cr_assert_geq(fd, 0);
+        write_file_at(fd, name, text);
+        cr_assert_gt(asprintf(&path, "%s/%s", dir, name), 0);
+        return path;
+}
+
+Test(cli, check_config_prints_the_effective_values) {
+        _cleanup_free_ char *dir = make_tmpdir();
+        _cleanup_free_ char *conf =
+                write_conf(dir, "good.conf", "[balance]\nnode_imbalance_pct = 140\n");
+        Run r = run((const char *const[]){ DAEMON, "--check-config", "--config", conf, NULL });
+
+        cr_expect(exited_with(r.status, 0), "%s", r.err);
+        cr_expect_not_null(strstr(r.out, "balance.node_imbalance_pct=140\n"), "%s", r.out);
+        cr_expect_not_null(strstr(r.out, "daemon.interval=1s\n"), "%s", r.out);
+        run_done(&r);
+        rm_rf(dir);
+}
+
+Test(cli, check_config_names_file_line_and_key) {
+        _cleanup_free_ char *dir = make_tmpdir();
+        _cleanup_free_ char *conf =
+                write_conf(dir, "bad.conf", "[balance]\n# fine\nnode_imbalance_pct = 99\n");
+        _cleanup_free_ char *want = NULL;
+        Run r = run((const char *const[]){ DAEMON, "--check-config", "--config", conf, NULL });
+
+        cr_assert_gt(asprintf(&want, "%s:3: node_imbalance_pct:", conf), 0);
+        cr_expect(exited_with(r.status, 1));
+        cr_expect_not_null(strstr(r.err, want), "stderr: %s", r.err);
+        run_done(&r);
+        rm_rf(dir);
+}
+
+Test(cli, explicit_config_that_is_missing_fails) {
+        Run r = run((const char *const[]){ DAEMON, "--check-config", "--config",
+                                           "/nonexistent/cgbalance.conf", NULL });
+
+        cr_expect(exited_with(r.status, 1));
+        cr_expect_not_null(strstr(r.err, "/nonexistent/cgbalance.conf"), "%s", r.err);
+        run_done(&r);
+}
+
+Test(cli, print_defaults_is_the_shipped_conf) {
+        _cleanup_free_ char *path = NULL, *shipped = NULL;
+        Run r = run((const char *const[]){ DAEMON, "--print-defaults", NULL });
+
+        cr_assert_gt(asprintf(&path, "%s/../../conf/cgbalance.conf", FIXTURES_DIR), 0);
+        shipped = read_all(path);
+        cr_expect(exited_with(r.status, 0));
+        cr_expect_str_eq(r.out, shipped);
+        run_done(&r);
+}
+
+/* ---- --root: a recorded machine */
+
+#define RECORDED FIXTURES_DIR "/root/imbalanced-2node"
+
+Test(root, dump_topology_of_a_recorded_machine) {
+        Run r = run((const char *const[]){ DAEMON, "--root", RECORDED, "--dump-topology", NULL });
+
+        cr_expect(exited_with(r.status, 0), "%s", r.err);
+        cr_expect_not_null(strstr(r.out, "node 0"), "%s", r.out);
+        cr_expect_not_null(strstr(r.out, "node 1"), "%s", r.out);
+        run_done(&r);
+}
+
+Test(root, once_plans_moves_off_the_busy_node) {
+        Run r = run((const char *const[]){ DAEMON, "--root", RECORDED, "--once", NULL });
+        size_t moves = 0;
+
+        cr_expect(exited_with(r.status, 0), "%s", r.err);
+        cr_expect_not_null(strstr(r.out, "managed tasks: 4"), "%s", r.out);
+        for (const char *p = r.out; (p = strstr(p, "node 0 -> 1")); p++)
+                moves++;
+        /* 4 busy tasks on node 0's 2 CPUs, node 1 idle: the default cap of 2 moves a tick. */
+        cr_expect_eq(moves, 2, "%s", r.out);
+        run_done(&r);
+}
+
+Test(root, once_never_acts_on_this_machine) {
+        _cleanup_free_ char *dir = make_tmpdir();
+        _cleanup_free_ char *conf =
+                write_conf(dir, "c.conf", "[daemon]\nstate_directory = /nonexistent/x\n");
+        Run r = run((const char *const[]){ DAEMON, "--root", RECORDED, "--once", "--config", conf,
+                                           NULL });
+
+        /* A replay keeps no record, so even an unusable state directory does not matter. */
+        cr_expect(exited_with(r.status, 0), "%s", r.err);
+        run_done(&r);
+        rm_rf(dir);
+}
+
+/* ---- live runs on real cgroups */
+
+#define MAX_CHILDREN 16
+
+static CgroupLayout layout;
+static char group[128], prot[160], noisy[160];
+static pid_t children[MAX_CHILDREN];
+static size_t n_children;
+static volatile uint64_t *counters; /* one per child, shared */
+static pid_t daemon_pid;
+static char *workdir;
+
+static void live_setup(void) {
+        if (!running_as_root())
+                cr_skip_test("needs root to make cgroups and run the daemon on them");
+        if (cgroup_layout_detect(&layout) < 0 || !layout.cpu_path[0])
+                cr_skip_test("no cgroup cpu controller on this machine");
+        snprintf(group, sizeof group, "cgbalance.slice/itest-%d", (int) getpid());
+        snprintf(prot, sizeof prot, "%s/prot", group);
+        snprintf(noisy, sizeof noisy, "%s/noisy", group);
+        cr_assert_eq(cgroup_create(&layout, prot), 0);
+        cr_assert_eq(cgroup_create(&layout, noisy), 0);
+        counters = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        cr_assert_neq((void *) counters, MAP_FAILED);
+        workdir = make_tmpdir();
+}
+
+static void stop_children(void) {
+        for (size_t i = 0; i < n_children; i++) {
+                (void) kill(children[i], SIGKILL);
+                (void) waitpid(children[i], NULL, 0);
+        }
+        n_children = 0;
+}
+
+static void live_teardown(void) {
+        if (daemon_pid > 0) {
+                (void) kill(daemon_pid, SIGKILL);
+                (void) waitpid(daemon_pid, NULL, 0);
+                daemon_pid = 0;
+        }
+        stop_children();
+        if (group[0]) {
+                (void) cgroup_remove(&layout, prot);
+                (void) cgroup_remove(&layout, noisy);
+                (void) cgroup_remove(&layout, group);
+        }
+        rm_rf(workdir);
+}
+
+/* A busy process in path, counting its loops in counters[n_children]. */
+static void start_busy(const char *path) {
+        size_t slot = n_children;
+        pid_t pid;
+
+        cr_assert_lt(slot, MAX_CHILDREN);
+        pid = fork();
+        cr_assert_geq(pid, 0);
+        if (pid == 0) {
+                for (;;)
+                        counters[slot]++;
+        }
+        children[n_children++] = pid;
+        cr_assert_eq(cgroup_attach_pid(&layout, path, pid), 0);
+}
+
+static uint64_t shares_of(const char *path) {
+        _cleanup_free_ char *file = NULL, *text = NULL;
+
+        cr_assert_gt(asprintf(&file, "%s/%s/cpu.shares", layout.cpu_path, path), 0);
+        text = read_all(file);
+        return strtoull(text, NULL, 10);
+}
+
+static char *live_conf(const char *extra) {
+        _cleanup_free_ char *text = NULL;
+
+        cr_assert_gt(asprintf(&text,
+                              "[daemon]\ninterval = 200ms\nstate_directory = %s/state\n"
+                              "[manage]\ncgroups = %s\n%s",
+                              workdir, group, extra),
+                     0);
+        return write_conf(workdir, "live.conf", text);
+}
+
+static char *log_path(void) {
+        char *p = NULL;
+
+        cr_assert_gt(asprintf(&p, "%s/daemon.log", workdir), 0);
+        return p;
+}
+
+static void start_daemon(const char *conf, bool dry_run) {
+        _cleanup_free_ char *err = log_path(), *out = NULL;
+
+        cr_assert_gt(asprintf(&out, "%s/daemon.out", workdir), 0);
+        daemon_pid =
+                dry_run ? spawn((const char *const[]){ DAEMON, "--config", conf, "--dry-run",
+                                                       NULL },
+                                out, err)
+                        : spawn((const char *const[]){ DAEMON, "--config", conf, NULL }, out, err);
+}
+
+/* Waits up to timeout_ms for the log to contain what; returns whether it did. */
+static bool wait_log(const char *what, int timeout_ms) {
+        _cleanup_free_ char *path = log_path();
+
+        for (int waited = 0; waited <= timeout_ms; waited += 50) {
+                _cleanup_free_ char *text = read_all(path);
+
+                if (strstr(text, what))
+                        return true;
+                usleep(50 * 1000);
+        }
+        return false;
+}
+
+static bool wait_shares(const char *path, bool (*ok)(uint64_t), int timeout_ms) {
+        for (int waited = 0; waited <= timeout_ms; waited += 100) {
+                if (ok(shares_of(path)))
+                        return true;
+                usleep(100 * 1000);
+        }
+        return false;
+}
+
+static bool raised(uint64_t shares) {
+        return shares > 1024;
+}
+
+static int stop_daemon(int sig) {
+        int status;
+
+        cr_assert_eq(kill(daemon_pid, sig), 0);
+        cr_assert_eq(waitpid(daemon_pid, &status, 0), daemon_pid);
+        daemon_pid = 0;
+        return status;
+}
+
+#define PRESSURE_CONF                                                                 \
+        "[weights]\nprotected_cgroups = %s\npressure_target = 1\npressure_hold = 0\n" \
+        "weight_step = 300\n"
+
+static char *pressure_conf(void) {
+        _cleanup_free_ char *extra = NULL;
+
+        cr_assert_gt(asprintf(&extra, PRESSURE_CONF, prot), 0);
+        return live_conf(extra);
+}
+
+/* 3 busy processes in the protected group on 2 CPUs: it is under CPU pressure. */
+static void make_pressure(void) {
+        for (int i = 0; i < 3; i++)
+                start_busy(prot);
+}
+
+TestSuite(live, .init = live_setup, .fini = live_teardown, .timeout = 60);
+
+Test(live, sigterm_stops_cleanly_and_says_it_restored) {
+        _cleanup_free_ char *conf = live_conf("");
+
+        start_daemon(conf, false);
+        cr_assert(wait_log("starting", 5000), "no start line");
+        cr_expect(wait_log("cgroups ", 100));
+        usleep(500 * 1000);
+        cr_expect(exited_with(stop_daemon(SIGTERM), 0));
+        cr_expect(wait_log("Restored 0 ", 1000));
+}
+
+Test(live, sighup_with_a_bad_config_keeps_the_old_one) {
+        _cleanup_free_ char *conf = live_conf(""), *want = NULL;
+        _cleanup_close_ int fd = open(workdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        start_daemon(conf, false);
+        cr_assert(wait_log("starting", 5000));
+        write_file_at(fd, "live.conf", "[daemon]\ninterval = 200ms\nbogus = 1\n");
+        cr_assert_eq(kill(daemon_pid, SIGHUP), 0);
+        cr_assert_gt(asprintf(&want, "%s:3: bogus:", conf), 0);
+        cr_expect(wait_log(want, 3000), "no file:line error for the bad reload");
+        cr_expect(wait_log("Keeping the configuration in force", 1000));
+        cr_expect_eq(kill(daemon_pid, 0), 0, "the daemon died on a bad reload");
+
+        write_file_at(fd, "live.conf", "[daemon]\ninterval = 300ms\n");
+        cr_assert_eq(kill(daemon_pid, SIGHUP), 0);
+        cr_expect(wait_log("Reloaded", 3000));
+        cr_expect(exited_with(stop_daemon(SIGTERM), 0));
+}
+
+Test(live, protected_group_under_pressure_gets_weight_and_sigterm_restores_it) {
+        _cleanup_free_ char *conf = pressure_conf();
+
+        cr_assert_eq(shares_of(prot), 1024);
+        make_pressure();
+        start_daemon(conf, false);
+        cr_expect(wait_shares(prot, raised, 20000), "weight never rose: shares %" PRIu64,
+                  shares_of(prot));
+        cr_expect(exited_with(stop_daemon(SIGTERM), 0));
+        cr_expect_eq(shares_of(prot), 1024, "not restored");
+}
+
+Test(live, dry_run_changes_nothing) {
+        _cleanup_free_ char *conf = pressure_conf();
+
+        make_pressure();
+        start_daemon(conf, true);
+        cr_expect(wait_log("Would set the weight of ", 20000),
+                  "dry run never said what it would do");
+        cr_expect_eq(shares_of(prot), 1024);
+        cr_expect(exited_with(stop_daemon(SIGTERM), 0));
+        cr_expect_eq(shares_of(prot), 1024);
+}
+
+Test(live, restart_after_kill_9_puts_back_what_the_dead_daemon_changed) {
+        _cleanup_free_ char *conf = pressure_conf(), *calm = NULL;
+        _cleanup_close_ int fd = open(workdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        make_pressure();
+        start_daemon(conf, false);
+        cr_assert(wait_shares(prot, raised, 20000), "weight never rose");
+        stop_daemon(SIGKILL);
+        cr_assert(raised(shares_of(prot)), "SIGKILL cannot have restored anything");
+
+        /* The same state directory, but no protected group: only reconciling changes it. */
+        calm = live_conf("");
+        start_daemon(calm, false);
+        cr_expect(wait_log("Put back 1 ", 5000), "no reconcile message");
+        cr_expect_eq(shares_of(prot), 1024);
+        cr_expect(exited_with(stop_daemon(SIGTERM), 0));
+        (void) fd;
+}
+
+/* The point of the weights: a protected group squeezed by a noisy neighbour gets its CPU back.
+ * 2 busy processes in the protected group, 8 in the noisy one, on these 2 CPUs. */
+static uint64_t prot_loops(void) {
+        return counters[0] + counters[1];
+}
+
+static uint64_t prot_pressure(void) {
+        PsiStats s;
+
+        if (cgroup_read_pressure(&layout, prot, "cpu", &s) < 0)
+                return UINT64_MAX;
+        return s.some.avg10_permyriad;
+}
+
+Test(live, weight_gives_a_squeezed_protected_group_more_throughput) {
+        _cleanup_free_ char *conf = NULL, *extra = NULL;
+        uint64_t before, without, with, p_without, p_with;
+
+        if (sysconf(_SC_NPROCESSORS_ONLN) > 4)
+                cr_skip_test("the squeeze needs more busy processes than CPUs: this machine has "
+                             "%ld CPUs",
+                             sysconf(_SC_NPROCESSORS_ONLN));
+        cr_assert_gt(asprintf(&extra,
+                              "[weights]\nprotected_cgroups = %s\npressure_target = 5\n"
+                              "pressure_hold = 0\nweight_step = 1000\nweight_max = 1000\n",
+                              prot),
+                     0);
+        conf = live_conf(extra);
+        for (int i = 0; i < 2; i++)
+                start_busy(prot);
+        for (int i = 0; i < 8; i++)
+                start_busy(noisy);
+
+        sleep(3); /* settle, and let avg10 fill */
+        before = prot_loops();
+        sleep(4);
+        without = prot_loops() - before;
+        p_without = prot_pressure();
+
+        start_daemon(conf, false);
+        cr_assert(wait_shares(prot, raised, 20000), "weight never rose");
+        sleep(3);
+        before = prot_loops();
+        sleep(4);
+        with = prot_loops() - before;
+        p_with = prot_pressure();
+        cr_expect(exited_with(stop_daemon(SIGTERM), 0));
+
+        cr_log_info("protected loops in 4 s: %" PRIu64 " without, %" PRIu64 " with the daemon "
+                    "(%.2fx); cpu pressure some avg10 %.2f%% -> %.2f%%",
+                    without, with, (double) with / (double) without, (double) p_without / 100,
+                    (double) p_with / 100);
+        cr_expect_gt(with, without + without / 5, "throughput did not rise by 20%%");
+        cr_expect_lt(p_with, p_without, "pressure did not fall");
+}
