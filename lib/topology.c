@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "log.h"
 
 /* An XML topology of the largest machine we can represent is a few MiB; far more is not one. */
@@ -93,55 +94,13 @@ Topology *topology_free(Topology *t) {
 
 /* ---- reading files under a root */
 
-/* Reads a whole file into a NUL-terminated buffer. -EFBIG past max bytes. */
-static int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_len) {
-        _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        _cleanup_free_ char *buf = NULL;
-        size_t len = 0, size = 0;
-        struct stat st;
-
-        if (fd < 0)
-                return negative_errno();
-        if (fstat(fd, &st) < 0)
-                return negative_errno();
-        if (S_ISDIR(st.st_mode))
-                return -EISDIR;
-        for (;;) {
-                ssize_t n;
-
-                if (len > max)
-                        return -EFBIG;
-                if (size - len < 2) {
-                        char *p = realloc(buf, size ? size * 2 : 4096);
-
-                        if (!p)
-                                return -ENOMEM;
-                        buf = p;
-                        size = size ? size * 2 : 4096;
-                }
-                n = read(fd, buf + len, size - len - 1);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return negative_errno();
-                if (n == 0)
-                        break;
-                len += (size_t) n;
-        }
-        buf[len] = '\0';
-        *ret = TAKE_PTR(buf);
-        if (ret_len)
-                *ret_len = len;
-        return 0;
-}
-
 /* A cpulist file as a mask of the given capacity; CPUs beyond it are dropped. -ENOENT if absent. */
 static int read_cpulist_at(int dirfd, const char *path, unsigned capacity, CpuMask **ret) {
         _cleanup_cpumask_ CpuMask *parsed = NULL, *m = NULL;
         _cleanup_free_ char *text = NULL;
         int r;
 
-        r = read_file_at(dirfd, path, CPULIST_MAX_BYTES, &text, NULL);
+        r = read_full_at(dirfd, path, CPULIST_MAX_BYTES, &text, NULL);
         if (r < 0)
                 return r;
         r = cpumask_parse(text, CPUMASK_MAX_CPUS, &parsed, NULL);

@@ -451,17 +451,26 @@ static uint64_t prot_loops(void) {
         return counters[0] + counters[1];
 }
 
-static uint64_t prot_pressure(void) {
+/* Stall time of the protected group so far (cpu.pressure "some" total), in usec. */
+static uint64_t prot_stall_usec(void) {
         PsiStats s;
 
-        if (cgroup_read_pressure(&layout, prot, "cpu", &s) < 0)
-                return UINT64_MAX;
-        return s.some.avg10_permyriad;
+        cr_assert_eq(cgroup_read_pressure(&layout, prot, "cpu", &s), 0, "no cpu.pressure");
+        return s.some.total_usec;
+}
+
+/* Loops done and share of the window stalled (permyriad), over seconds. */
+static void measure(unsigned seconds, uint64_t *ret_loops, uint64_t *ret_stall_permyriad) {
+        uint64_t loops = prot_loops(), stall = prot_stall_usec();
+
+        sleep(seconds);
+        *ret_loops = prot_loops() - loops;
+        *ret_stall_permyriad = (prot_stall_usec() - stall) * 10000 / (seconds * 1000000ULL);
 }
 
 Test(live, weight_gives_a_squeezed_protected_group_more_throughput) {
         _cleanup_free_ char *conf = NULL, *extra = NULL;
-        uint64_t before, without, with, p_without, p_with;
+        uint64_t without, with, p_without, p_with;
 
         if (sysconf(_SC_NPROCESSORS_ONLN) > 4)
                 cr_skip_test("the squeeze needs more busy processes than CPUs: this machine has "
@@ -478,23 +487,17 @@ Test(live, weight_gives_a_squeezed_protected_group_more_throughput) {
         for (int i = 0; i < 8; i++)
                 start_busy(noisy);
 
-        sleep(3); /* settle, and let avg10 fill */
-        before = prot_loops();
-        sleep(4);
-        without = prot_loops() - before;
-        p_without = prot_pressure();
+        sleep(1); /* settle */
+        measure(4, &without, &p_without);
 
         start_daemon(conf, false);
         cr_assert(wait_shares(prot, raised, 20000), "weight never rose");
-        sleep(3);
-        before = prot_loops();
-        sleep(4);
-        with = prot_loops() - before;
-        p_with = prot_pressure();
+        sleep(1);
+        measure(4, &with, &p_with);
         cr_expect(exited_with(stop_daemon(SIGTERM), 0));
 
         cr_log_info("protected loops in 4 s: %" PRIu64 " without, %" PRIu64 " with the daemon "
-                    "(%.2fx); cpu pressure some avg10 %.2f%% -> %.2f%%",
+                    "(%.2fx); stalled (cpu.pressure some) %.2f%% -> %.2f%% of the time",
                     without, with, (double) with / (double) without, (double) p_without / 100,
                     (double) p_with / 100);
         cr_expect_gt(with, without + without / 5, "throughput did not rise by 20%%");
