@@ -38,6 +38,7 @@ struct Manager {
         sd_event *event;
         sd_event_source *timer;
         uint64_t ticks;
+        char online[1024]; /* the online CPU list the model was built for */
 };
 
 static const int log_levels[] = {
@@ -70,12 +71,6 @@ static int manager_open_machine(Manager *m) {
         if (m->proc_fd < 0)
                 return log_error_errno(negative_errno(), "Failed to open %s: %m", proc);
 
-        r = m->root ? topology_new_from_root(m->root, &m->topo)
-                    : topology_new_from_system(&m->topo);
-        if (r < 0)
-                return log_error_errno(r, "Failed to load the topology of %s: %m",
-                                       m->root ? m->root : "this machine");
-
         r = m->root ? cgroup_layout_load_at(m->root, &m->layout) : cgroup_layout_detect(&m->layout);
         if (r < 0) {
                 /* Degrade, don't die: without cgroups there is nothing to manage, but the
@@ -84,6 +79,65 @@ static int manager_open_machine(Manager *m) {
                 m->layout = (CgroupLayout){ .mode = CGROUP_MODE_NONE };
         }
         return 0;
+}
+
+/* The kernel's list of online CPUs, to notice hotplug: one small sysfs read a tick. */
+static void manager_read_online(const Manager *m, char *buf, size_t size) {
+        _cleanup_free_ char *path = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        ssize_t n = -1;
+
+        if (asprintf(&path, "%s/sys/devices/system/cpu/online", m->root ? m->root : "") >= 0)
+                fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0)
+                n = read(fd, buf, size - 1); /* sysfs hands a small file over in one read */
+        buf[n > 0 ? n : 0] = '\0';
+}
+
+/*
+ * The machine model and everything sized by it: topology, sampler, policy state. Built whole
+ * before the old one is dropped, so a failed rebuild leaves the daemon running on the old one.
+ * The sampler's counters start again (its first sample primes), which is right after hotplug.
+ */
+static int manager_load_model(Manager *m) {
+        _cleanup_topology_ Topology *topo = NULL;
+        _cleanup_sampler_ Sampler *sampler = NULL;
+        _cleanup_policy_state_ PolicyState *policy = NULL;
+        int r;
+
+        r = m->root ? topology_new_from_root(m->root, &topo) : topology_new_from_system(&topo);
+        if (r < 0)
+                return log_error_errno(r, "Failed to load the topology of %s: %m",
+                                       m->root ? m->root : "this machine");
+        r = sampler_new(m->proc_fd, &m->layout, topo, m->root ? 0 : getpid(), &sampler);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up sampling: %m");
+        if (m->root)
+                sampler_set_since_boot(sampler, true);
+        policy = policy_state_new(topo);
+        if (!policy)
+                return log_error_errno(-ENOMEM, "Out of memory.");
+
+        manager_read_online(m, m->online, sizeof m->online);
+        policy_state_free(m->policy);
+        sampler_free(m->sampler);
+        topology_free(m->topo);
+        m->policy = TAKE_PTR(policy);
+        m->sampler = TAKE_PTR(sampler);
+        m->topo = TAKE_PTR(topo);
+        return 0;
+}
+
+/* CPU hotplug: no mask may ever name an offline CPU, and node capacities change. */
+static void manager_check_hotplug(Manager *m) {
+        char now[sizeof m->online];
+
+        manager_read_online(m, now, sizeof now);
+        if (streq(now, m->online))
+                return;
+        log_notice("Online CPUs changed (%.*s -> %.*s), reloading the topology.",
+                   (int) strcspn(m->online, "\n"), m->online, (int) strcspn(now, "\n"), now);
+        (void) manager_load_model(m);
 }
 
 int manager_new(const ManagerOptions *o, Manager **ret) {
@@ -112,21 +166,15 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         if (r < 0)
                 return r;
 
-        r = sampler_new(m->proc_fd, &m->layout, m->topo, m->root ? 0 : getpid(), &m->sampler);
+        r = manager_load_model(m);
         if (r < 0)
-                return log_error_errno(r, "Failed to set up sampling: %m");
-        if (m->root)
-                sampler_set_since_boot(m->sampler, true);
+                return r;
 
         /* A --root replay keeps no record: it must never act on this machine. */
         r = actuator_new(m->proc_fd, &m->layout, m->root ? NULL : m->tunables.state_directory,
                          &m->actuator);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up %s: %m", m->tunables.state_directory);
-
-        m->policy = policy_state_new(m->topo);
-        if (!m->policy)
-                return log_error_errno(-ENOMEM, "Out of memory.");
 
         *ret = TAKE_PTR(m);
         return 0;
@@ -165,6 +213,7 @@ static void manager_tick(Manager *m, uint64_t now) {
         int r;
 
         m->ticks++;
+        manager_check_hotplug(m);
         r = sampler_sample(m->sampler, &m->tunables, m->actuator, now, &snap, &sys);
         if (r < 0) {
                 log_warning_errno(r, "Failed to sample, skipping this tick: %m");

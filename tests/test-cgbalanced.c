@@ -503,3 +503,37 @@ Test(live, weight_gives_a_squeezed_protected_group_more_throughput) {
         cr_expect_gt(with, without + without / 5, "throughput did not rise by 20%%");
         cr_expect_lt(p_with, p_without, "pressure did not fall");
 }
+
+/* CPU hotplug on a recorded machine: the daemon notices the online list change and rebuilds its
+ * model instead of planning masks that name a CPU that is gone. */
+Test(root, hotplug_rebuilds_the_topology) {
+        _cleanup_free_ char *dir = make_tmpdir(), *log = NULL, *out = NULL, *text = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        int status;
+        pid_t pid;
+
+        copy_fixture("root/imbalanced-2node", dir);
+        cr_assert_gt(asprintf(&log, "%s/log", dir), 0);
+        cr_assert_gt(asprintf(&out, "%s/out", dir), 0);
+        pid = spawn((const char *const[]){ DAEMON, "--root", dir, NULL }, out, log);
+        usleep(1500 * 1000); /* a tick or so */
+
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        cr_assert_geq(fd, 0);
+        write_file_at(fd, "sys/devices/system/cpu/online", "0-2\n");
+        write_file_at(fd, "sys/devices/system/cpu/cpu3/online", "0\n");
+        for (int waited = 0; waited < 5000; waited += 100) {
+                free(text);
+                text = read_all(log);
+                if (strstr(text, "Online CPUs changed (0-3 -> 0-2)"))
+                        break;
+                usleep(100 * 1000);
+        }
+        cr_expect_not_null(strstr(text, "Online CPUs changed (0-3 -> 0-2), reloading the topology"),
+                           "%s", text);
+        cr_expect_eq(kill(pid, 0), 0, "the daemon died on hotplug");
+        cr_assert_eq(kill(pid, SIGTERM), 0);
+        cr_assert_eq(waitpid(pid, &status, 0), pid);
+        cr_expect(exited_with(status, 0), "%s", text);
+        rm_rf(dir);
+}
