@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "log.h"
 #include "proc.h"
 
@@ -557,35 +558,17 @@ static int record_save(const Actuator *a, const ActuatorRecord *r) {
 static int record_read(const Actuator *a, char **ret) {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *buf = NULL;
-        size_t len = 0, cap = 0;
+        size_t len;
+        int r;
 
         fd = openat(a->state_fd, RECORD_NAME, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
         if (fd < 0)
                 return negative_errno();
-        for (;;) {
-                ssize_t n;
-
-                if (cap - len < 2) {
-                        char *b;
-
-                        if (cap > RECORD_SIZE_MAX)
-                                return -EBADMSG;
-                        cap = cap ? cap * 2 : 4096;
-                        b = realloc(buf, cap);
-                        if (!b)
-                                return -ENOMEM;
-                        buf = b;
-                }
-                n = read(fd, buf + len, cap - 1 - len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return negative_errno();
-                if (n == 0)
-                        break;
-                len += (size_t) n;
-        }
-        buf[len] = '\0';
+        r = read_full_fd(fd, RECORD_SIZE_MAX, &buf, &len);
+        if (r == -EFBIG)
+                return -EBADMSG;
+        if (r < 0)
+                return r;
         if (memchr(buf, '\0', len))
                 return -EBADMSG;
         *ret = TAKE_PTR(buf);

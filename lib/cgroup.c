@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "log.h"
 #include "macro.h"
 #include "proc.h"
@@ -157,38 +158,15 @@ static int build_path(char **ret, const char *base, const char *group, const cha
 
 /* The whole file, NUL-terminated. -EFBIG beyond max bytes, -EINVAL if it holds a NUL byte. */
 static int read_file(const char *path, size_t max, char **ret) {
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         _cleanup_free_ char *buf = NULL;
-        size_t n = 0, size = 0;
+        size_t n;
+        int r;
 
-        if (fd < 0)
-                return negative_errno();
-        for (;;) {
-                ssize_t k;
-
-                if (size - n < 2) {
-                        char *b;
-
-                        size = size ? size * 2 : 4096;
-                        b = realloc(buf, size);
-                        if (!b)
-                                return -ENOMEM;
-                        buf = b;
-                }
-                k = read(fd, buf + n, size - n - 1);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return negative_errno();
-                if (k == 0)
-                        break;
-                n += (size_t) k;
-                if (n > max)
-                        return -EFBIG;
-        }
+        r = read_full_at(AT_FDCWD, path, max, &buf, &n);
+        if (r < 0)
+                return r;
         if (memchr(buf, '\0', n))
                 return -EINVAL;
-        buf[n] = '\0';
         *ret = TAKE_PTR(buf);
         return 0;
 }

@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "fileio.h"
 #include "log.h"
 
 #define USEC_PER_MSEC UINT64_C(1000)
@@ -841,42 +842,6 @@ static int parse_text(ConfigContext *c, const char *file, const char *text, size
 
 /* ---- files */
 
-static int read_fd(int fd, size_t hint, char **ret, size_t *ret_size) {
-        size_t size = 0, cap = hint < 4096 ? 4096 : hint + 1;
-        _cleanup_free_ char *buf = malloc(cap);
-
-        if (!buf)
-                return -ENOMEM;
-        for (;;) {
-                ssize_t n;
-
-                if (size == cap) {
-                        char *b;
-
-                        if (cap > CONFIG_FILE_MAX)
-                                return -EFBIG;
-                        cap *= 2;
-                        b = realloc(buf, cap);
-                        if (!b)
-                                return -ENOMEM;
-                        buf = b;
-                }
-                n = read(fd, buf + size, cap - size);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return negative_errno();
-                if (n == 0)
-                        break;
-                size += (size_t) n;
-        }
-        if (size > CONFIG_FILE_MAX)
-                return -EFBIG;
-        *ret = TAKE_PTR(buf);
-        *ret_size = size;
-        return 0;
-}
-
 /* -EISDIR for a directory, -EBADFD for other non-regular files (a FIFO would block a reload). */
 static int read_file(const char *path, char **ret, size_t *ret_size) {
         _cleanup_close_ int fd = -EBADF;
@@ -893,7 +858,7 @@ static int read_file(const char *path, char **ret, size_t *ret_size) {
                 return -EBADFD;
         if (st.st_size > (off_t) CONFIG_FILE_MAX)
                 return -EFBIG;
-        return read_fd(fd, (size_t) st.st_size, ret, ret_size);
+        return read_full_fd(fd, CONFIG_FILE_MAX, ret, ret_size);
 }
 
 static int file_error(ConfigContext *c, const char *path, int r) {

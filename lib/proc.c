@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "log.h"
 
 /* The fields of a stat line we need run up to policy (41); the kernel prints 52 today. */
@@ -66,15 +67,30 @@ static int task_path(char *buf, size_t size, pid_t pid, pid_t tid, const char *f
         return 0;
 }
 
+/* Opens proc_fd/PID/task/TID/file (PID/file if tid is 0) for reading: the fd, or -ENOENT (not
+ * mapped to -ESRCH: the caller may look further) and the other errors of openat(). */
+static int task_file_open_at(int proc_fd, pid_t pid, pid_t tid, const char *file) {
+        char path[64];
+        int fd, r;
+
+        r = task_path(path, sizeof path, pid, tid, file);
+        if (r < 0)
+                return r;
+        fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        return fd < 0 ? negative_errno() : fd;
+}
+
 /*
  * Reads fd from offset 0 into buf (at most size - 1 bytes) and NUL-terminates it. pread, so a
  * kept fd re-reads from the start. Stops at EOF, or after a chunk that ends in a newline: a stat
  * line is one line, and this saves the read() that would only return 0. -EBADMSG if the text
- * fills buf or holds a NUL (it cannot be a stat line then).
+ * fills buf or holds a NUL (it cannot be a stat line then), -EBADF for a negative fd.
  */
 static int read_line_fd(int fd, char *buf, size_t size) {
         size_t len = 0;
 
+        if (fd < 0)
+                return -EBADF;
         for (;;) {
                 ssize_t n = pread(fd, buf + len, size - 1 - len, (off_t) len);
 
@@ -97,38 +113,13 @@ static int read_line_fd(int fd, char *buf, size_t size) {
 
 /* Reads a whole file into a malloc'ed, NUL-terminated buffer. -EBADMSG if it holds a NUL. */
 static int read_file_at(int dirfd, const char *path, char **ret) {
-        _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *buf = NULL;
-        size_t len = 0, cap = 0;
+        size_t len;
+        int r;
 
-        fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return negative_errno();
-        for (;;) {
-                ssize_t n;
-
-                if (cap - len < 2) {
-                        char *b;
-
-                        if (cap >= READ_FILE_MAX)
-                                return -EFBIG;
-                        cap = cap ? cap * 2 : 4096;
-                        b = realloc(buf, cap);
-                        if (!b)
-                                return -ENOMEM;
-                        buf = b;
-                }
-                n = read(fd, buf + len, cap - 1 - len);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                if (n == 0)
-                        break;
-                len += (size_t) n;
-        }
-        buf[len] = '\0';
+        r = read_full_at(dirfd, path, READ_FILE_MAX, &buf, &len);
+        if (r < 0)
+                return r;
         if (memchr(buf, '\0', len))
                 return -EBADMSG;
         *ret = TAKE_PTR(buf);
@@ -489,8 +480,6 @@ int proc_task_stat_pread(int fd, TaskStat *ret) {
         char buf[PROC_TASK_STAT_BUF_SIZE];
         int r;
 
-        if (fd < 0)
-                return -EBADF;
         r = read_line_fd(fd, buf, sizeof buf);
         if (r < 0)
                 return r;
@@ -498,16 +487,7 @@ int proc_task_stat_pread(int fd, TaskStat *ret) {
 }
 
 int proc_task_stat_open_at(int proc_fd, pid_t pid, pid_t tid) {
-        char path[64];
-        int fd, r;
-
-        r = task_path(path, sizeof path, pid, tid, "stat");
-        if (r < 0)
-                return r;
-        fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return task_errno(negative_errno());
-        return fd;
+        return task_errno(task_file_open_at(proc_fd, pid, tid, "stat"));
 }
 
 int proc_task_stat_read_at(int proc_fd, pid_t pid, pid_t tid, TaskStat *ret) {
@@ -550,8 +530,6 @@ int proc_task_schedstat_pread(int fd, TaskSchedstat *ret) {
         char buf[PROC_SCHEDSTAT_BUF_SIZE];
         int r;
 
-        if (fd < 0)
-                return -EBADF;
         r = read_line_fd(fd, buf, sizeof buf);
         if (r < 0)
                 return r;
@@ -560,17 +538,11 @@ int proc_task_schedstat_pread(int fd, TaskSchedstat *ret) {
 
 int proc_task_schedstat_open_at(int proc_fd, pid_t pid, pid_t tid) {
         char path[64];
-        int fd, r;
+        int fd;
 
-        r = task_path(path, sizeof path, pid, tid, "schedstat");
-        if (r < 0)
-                return r;
-        fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd >= 0)
+        fd = task_file_open_at(proc_fd, pid, tid, "schedstat");
+        if (fd != -ENOENT)
                 return fd;
-        r = negative_errno();
-        if (r != -ENOENT)
-                return r;
         /* Gone, or there without a schedstat file: only the task's directory tells. */
         (void) task_path(path, sizeof path, pid, tid, "");
         if (faccessat(proc_fd, path, F_OK, 0) < 0)

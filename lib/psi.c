@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "macro.h"
 
 enum {
@@ -189,30 +190,19 @@ int psi_parse(const char *buf, PsiStats *ret) {
 
 int psi_read_at(int dirfd, const char *name, PsiStats *ret) {
         _cleanup_close_ int fd = -EBADF;
-        /* One byte more than allowed to see an oversized file, one for the NUL. */
-        char buf[PSI_FILE_SIZE_MAX + 2];
-        size_t n = 0;
+        char buf[PSI_FILE_SIZE_MAX + 1];
+        size_t n;
+        int r;
 
         if (!name || !ret)
                 return -EINVAL;
         fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return negative_errno();
-        while (n < PSI_FILE_SIZE_MAX + 1) {
-                ssize_t k = read(fd, buf + n, PSI_FILE_SIZE_MAX + 1 - n);
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return negative_errno(); /* EOPNOTSUPP: PSI disabled at boot */
-                if (k == 0)
-                        break;
-                n += (size_t) k;
-        }
-        if (n > PSI_FILE_SIZE_MAX)
-                return -EFBIG;
+        r = read_full_into(fd, buf, sizeof buf, &n);
+        if (r < 0)
+                return r; /* -EOPNOTSUPP: PSI disabled at boot */
         if (memchr(buf, '\0', n))
                 return -EINVAL;
-        buf[n] = '\0';
         return psi_parse(buf, ret);
 }

@@ -11,7 +11,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fileio.h"
@@ -701,7 +700,7 @@ int topology_new_from_xml(const char *path, Topology **ret) {
         size_t len;
         int r;
 
-        r = read_file_at(AT_FDCWD, path, XML_MAX_BYTES, &xml, &len);
+        r = read_full_at(AT_FDCWD, path, XML_MAX_BYTES, &xml, &len);
         if (r < 0)
                 return log_debug_errno(r, "Failed to read %s: %m", path);
         r = hwloc_new(&h);
