@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -71,6 +72,9 @@ struct Sampler {
         uint64_t clk_tck;
         unsigned cpu_capacity;
         bool since_boot;
+        bool live; /* proc_fd is this pid namespace's /proc: affinity by syscall */
+        CpuMask *wide; /* live, once the kernel had more CPU ids: sched_getaffinity()'s buffer */
+        CpuMask *capacity_cpus; /* CPUs 0..cpu_capacity-1 */
 
         unsigned gen;
         ProcStat *prev_stat; /* NULL until the first live sample */
@@ -311,7 +315,9 @@ int sampler_new(int proc_fd, const CgroupLayout *layout, const Topology *topo, p
                 .fds_max = fd_budget(),
         };
         s->cpus = calloc(s->cpu_capacity, sizeof *s->cpus);
-        if (!s->cpus) {
+        s->capacity_cpus = cpumask_new(s->cpu_capacity);
+        if (!s->cpus || !s->capacity_cpus ||
+            cpumask_set_range(s->capacity_cpus, 0, s->cpu_capacity - 1) < 0) {
                 sampler_free(s);
                 return -ENOMEM;
         }
@@ -339,6 +345,8 @@ Sampler *sampler_free(Sampler *s) {
         free(s->groups);
         free(s->prev_groups);
         proc_stat_free(s->prev_stat);
+        cpumask_free(s->wide);
+        cpumask_free(s->capacity_cpus);
         free(s->cpus);
         free(s->tasks);
         free(s->cgroups);
@@ -349,6 +357,11 @@ Sampler *sampler_free(Sampler *s) {
 void sampler_set_since_boot(Sampler *s, bool since_boot) {
         if (s)
                 s->since_boot = since_boot;
+}
+
+void sampler_set_live(Sampler *s, bool live) {
+        if (s)
+                s->live = live;
 }
 
 /* ---- CPUs */
@@ -694,12 +707,46 @@ static bool task_is_narrowed(const Sampler *s, pid_t pid, const CpuMask *allowed
         return !cpumask_is_subset(cpuset, allowed);
 }
 
+/*
+ * Live: the affinity by sched_getaffinity() into e->allowed, kept from tick to tick. Its status
+ * file was most of a tick's cost: the kernel formats ~50 lines for the one we parse. pid is the
+ * main thread's, as the status file's is.
+ */
+static int task_get_affinity(Sampler *s, TaskState *e) {
+        if (!e->allowed) {
+                e->allowed = cpumask_new(s->cpu_capacity);
+                if (!e->allowed)
+                        return -ENOMEM;
+        }
+        if (!s->wide) {
+                if (sched_getaffinity(e->pid, cpumask_cpu_set_size(e->allowed),
+                                      cpumask_cpu_set(e->allowed)) == 0) {
+                        /* The set is whole longs: bits past the capacity are not the mask's. */
+                        cpumask_and(e->allowed, e->allowed, s->capacity_cpus);
+                        return 0;
+                }
+                if (errno != EINVAL)
+                        return negative_errno(); /* -ESRCH: gone */
+                s->wide = cpumask_new(CPUMASK_MAX_CPUS);
+                if (!s->wide)
+                        return -ENOMEM;
+        }
+        /* The kernel has more CPU ids than the topology holds (it said -EINVAL to a mask that
+         * short): from now on read whole, then narrowed. */
+        if (sched_getaffinity(e->pid, cpumask_cpu_set_size(s->wide), cpumask_cpu_set(s->wide)) < 0)
+                return negative_errno();
+        cpumask_and(e->allowed, s->wide, s->wide);
+        return 0;
+}
+
 /* The task's affinity now, into e->allowed. A CPU beyond the topology (hot-added, or a recorded
  * tree) is dropped rather than refusing the task. */
 static int task_read_allowed(Sampler *s, TaskState *e) {
         _cleanup_cpumask_ CpuMask *m = NULL, *wide = NULL;
         int r;
 
+        if (s->live)
+                return task_get_affinity(s, e);
         r = proc_task_cpus_allowed_read_at(s->proc_fd, e->pid, 0, s->cpu_capacity, &m);
         if (r == -ERANGE) {
                 r = proc_task_cpus_allowed_read_at(s->proc_fd, e->pid, 0, CPUMASK_MAX_CPUS, &wide);
@@ -802,8 +849,9 @@ static void task_fill(const Sampler *s, const Tick *k, const TaskState *e, const
         recorded = k->a && actuator_lookup_task(k->a, e->pid, e->starttime_ticks, &mine, &when);
         pt->ours = recorded && mine && cpumask_equal(mine, e->allowed);
         pt->last_move_usec = recorded ? when : 0;
-        pt->foreign = !pt->ours && !k->t->override_foreign_affinity &&
-                      task_is_narrowed(s, e->pid, e->allowed);
+        /* A fact about the task, whatever the config: the policy decides what
+         * override_foreign_affinity does with it (replace the mask, not narrow within it). */
+        pt->foreign = !pt->ours && task_is_narrowed(s, e->pid, e->allowed);
 }
 
 /* Finds or makes the state of pid; a recycled pid (another start time) starts from scratch. */

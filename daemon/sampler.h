@@ -14,14 +14,18 @@
  * managed: pid 1, kernel threads, the daemon itself (self_pid), tasks matching exclude_comms,
  * groups matching exclude_cgroups (and all below them), and tasks the actuator banned.
  * A task is foreign when its affinity is narrower than its cpuset allows and the mask is not one
- * the actuator set; it is left alone unless override_foreign_affinity.
+ * the actuator set, whatever override_foreign_affinity says: the policy reads that tunable
+ * (left alone, or given a whole node's CPUs in place of the narrowed mask).
  *
  * Rooted: every read goes through proc_fd and the layout's paths, so tests and --root replays
  * point it at a recorded tree.
  *
  * Cost: each thread's stat and schedstat files are kept open and re-read with pread(), within a
  * budget of half of RLIMIT_NOFILE as it is at sampler_new() (none under 256: then every read
- * opens its file). Raise the soft limit first to keep them all.
+ * opens its file). Raise the soft limit first to keep them all. Each kept fd also holds about
+ * 4 KiB of kernel memory (its seq_file buffer), charged to the daemon's cgroup. On the live
+ * machine (sampler_set_live()) affinity is one sched_getaffinity() a process. bench/bench-tick
+ * measures a tick against the bare reads of the same files.
  */
 
 #include <stdint.h>
@@ -69,3 +73,11 @@ int sampler_sample(Sampler *s, const Tunables *t, const Actuator *actuator, uint
  * sample describes the recorded machine's average load.
  */
 void sampler_set_since_boot(Sampler *s, bool since_boot);
+
+/*
+ * For the live machine: proc_fd is the /proc of the caller's pid namespace, so a pid read there
+ * is one the kernel's calls take. Each task's allowed CPUs are then read with
+ * sched_getaffinity() rather than from its status file (which the kernel formats whole for the
+ * one line we parse: most of a tick's cost). Off by default, for recorded trees (--root, tests).
+ */
+void sampler_set_live(Sampler *s, bool live);

@@ -396,13 +396,14 @@ Test(sampler_fixture, affinity_narrower_than_the_cpuset_is_foreign) {
         cr_expect_not(get_task(snap, 501)->foreign);
 }
 
-Test(sampler_fixture, override_foreign_affinity_clears_foreign) {
+/* foreign is a fact about the task; what override_foreign_affinity does is the policy's call. */
+Test(sampler_fixture, override_foreign_affinity_still_reports_foreign) {
         const PolicySnapshot *snap;
 
         fx_begin("mixed-1node", false, 500);
         fx.t.override_foreign_affinity = true;
         snap = fx_since_boot(NULL);
-        cr_expect_not(get_task(snap, 506)->foreign);
+        cr_expect(get_task(snap, 506)->foreign);
 }
 
 Test(sampler_fixture, v1_layout_has_no_pressure) {
@@ -757,6 +758,7 @@ static void live_begin(void) {
         cr_assert_eq(tunables_defaults(&live.t), 0);
         set_strv(&live.t.cgroups, strv(live.group, NULL));
         cr_assert_eq(sampler_new(live.proc_fd, &live.layout, live.topo, getpid(), &live.s), 0);
+        sampler_set_live(live.s, true); /* as the daemon's */
 }
 
 /* ---- children: they never assert and never return; live_end() kills them */
@@ -915,7 +917,79 @@ Test(sampler_live, child_narrowed_to_one_cpu_is_foreign_unless_overridden) {
         cr_expect_not(snap->tasks[0].ours);
         live.t.override_foreign_affinity = true;
         snap = live_sample(live.s, NULL);
-        cr_expect_not(snap->tasks[0].foreign);
+        cr_expect(snap->tasks[0].foreign, "the fact does not change with the config");
+}
+
+/* Both ways of reading a mask, side by side: sched_getaffinity() (live) and the status file. */
+static void expect_same_masks(Sampler *by_call, Sampler *by_file, size_t n_tasks) {
+        const PolicySnapshot *a = live_sample(by_call, NULL), *b = live_sample(by_file, NULL);
+
+        cr_assert_eq(a->n_tasks, n_tasks);
+        cr_assert_eq(b->n_tasks, n_tasks);
+        for (size_t i = 0; i < n_tasks; i++) {
+                const PolicyTask *t = &a->tasks[i];
+                _cleanup_free_ char *x = mask_str(t->allowed),
+                                    *y = mask_str(get_task(b, t->pid)->allowed);
+
+                cr_expect_str_eq(x, y, "pid %d: %s by the call, %s in its status", (int) t->pid, x,
+                                 y);
+                /* and no stray bit past the capacity, which the format would not show */
+                cr_expect(cpumask_equal(t->allowed, get_task(b, t->pid)->allowed), "pid %d",
+                          (int) t->pid);
+        }
+}
+
+Test(sampler_live, affinity_by_the_call_is_the_status_files_also_after_a_change) {
+        _cleanup_sampler_ Sampler *by_file = NULL;
+        const PolicySnapshot *snap;
+        _cleanup_free_ char *allowed = NULL;
+        cpu_set_t set;
+        pid_t a;
+        char c;
+
+        live_begin();
+        if (cpumask_count(topology_usable_cpus(live.topo)) < 2 ||
+            !cpumask_isset(topology_usable_cpus(live.topo), 1))
+                cr_skip_test("needs usable CPUs 0 and 1");
+        cr_assert_eq(pipe2(sync_pipe, O_CLOEXEC), 0);
+        (void) live_spawn(spin_on_cpu0);
+        cr_assert_eq(read(sync_pipe[0], &c, 1), 1, "the child narrowed itself");
+        a = live_spawn(spin);
+        cr_assert_eq(sampler_new(live.proc_fd, &live.layout, live.topo, getpid(), &by_file), 0);
+        expect_same_masks(live.s, by_file, 2);
+        /* The live path rewrites the mask it keeps: a change must show in the next sample. */
+        CPU_ZERO(&set);
+        CPU_SET(1, &set);
+        cr_assert_eq(sched_setaffinity(a, sizeof set, &set), 0);
+        expect_same_masks(live.s, by_file, 2);
+        snap = live_sample(live.s, NULL);
+        allowed = mask_str(get_task(snap, a)->allowed);
+        cr_expect_str_eq(allowed, "1");
+}
+
+Test(sampler_live, cpus_beyond_the_topology_are_dropped_by_both_ways) {
+        _cleanup_topology_ Topology *one = NULL;
+        _cleanup_sampler_ Sampler *by_call = NULL, *by_file = NULL;
+        const PolicySnapshot *snap;
+        cpu_set_t set;
+        pid_t a;
+
+        live_begin();
+        a = live_spawn(spin);
+        cr_assert_eq(sched_getaffinity(a, sizeof set, &set), 0);
+        if (!CPU_ISSET(0, &set) || CPU_COUNT(&set) < 2)
+                cr_skip_test("needs a child allowed CPU 0 and another");
+        /* A model of one CPU, as after hot-adding CPUs the model does not have yet */
+        cr_assert_eq(topology_new_from_synthetic("pack:1 numa:1 core:1 pu:1", NULL, 0, &one), 0);
+        cr_assert_eq(topology_cpu_capacity(one), 1);
+        cr_assert_eq(sampler_new(live.proc_fd, &live.layout, one, getpid(), &by_call), 0);
+        sampler_set_live(by_call, true);
+        cr_assert_eq(sampler_new(live.proc_fd, &live.layout, one, getpid(), &by_file), 0);
+        expect_same_masks(by_call, by_file, 1);
+        snap = live_sample(by_call, NULL);
+        cr_expect_eq(cpumask_capacity(snap->tasks[0].allowed), 1);
+        cr_expect_eq(cpumask_count(snap->tasks[0].allowed), 1, "CPU 0 alone");
+        cr_expect(cpumask_isset(snap->tasks[0].allowed, 0));
 }
 
 Test(sampler_live, the_daemon_itself_is_never_sampled) {
