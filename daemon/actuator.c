@@ -44,6 +44,8 @@ struct Actuator {
         char **warned; /* groups whose write errors were logged already */
         size_t n_warned;
         ActuatorCounters counters;
+        ActuatorObserver observer;
+        void *observer_data;
 };
 
 /* ---- the record in memory */
@@ -910,6 +912,11 @@ bool actuator_task_banned(const Actuator *a, pid_t pid, uint64_t starttime_ticks
                a->banned[lo].starttime_ticks == starttime_ticks;
 }
 
+void actuator_set_observer(Actuator *a, ActuatorObserver observer, void *userdata) {
+        a->observer = observer;
+        a->observer_data = userdata;
+}
+
 const ActuatorCounters *actuator_counters(const Actuator *a) {
         return &a->counters;
 }
@@ -1135,6 +1142,14 @@ static int execute_move(Actuator *a, const ActuatorRecord *old, const PlanMove *
         if (c && cpumask_format(c->set, &text) >= 0)
                 log_info("Moved pid %d (%s) node %d -> %d, CPUs %s: %s", (int) m->pid, p->comm,
                          m->from_node, m->to_node, text, m->reason);
+        if (a->observer)
+                a->observer(&(const ActuatorEvent){ .is_move = true,
+                                                    .pid = m->pid,
+                                                    .comm = p->comm,
+                                                    .from_node = m->from_node,
+                                                    .to_node = m->to_node,
+                                                    .reason = m->reason },
+                            a->observer_data);
         if (migrate_max_mb > 0 && m->to_node != m->from_node) {
                 r = migrate_memory(a, m->pid, m->from_node, m->to_node, migrate_max_mb);
                 if (r < 0) {
@@ -1207,6 +1222,12 @@ static int execute_weight(Actuator *a, const ActuatorRecord *old, const PlanWeig
         a->counters.weight_changes++;
         log_info("Set the weight of %s %" PRIu32 " -> %" PRIu32 ": %s", path, w->from, w->to,
                  w->reason);
+        if (a->observer)
+                a->observer(&(const ActuatorEvent){ .cgroup = path,
+                                                    .old_weight = w->from,
+                                                    .new_weight = w->to,
+                                                    .reason = w->reason },
+                            a->observer_data);
         return 0;
 }
 

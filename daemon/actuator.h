@@ -84,6 +84,22 @@ int actuator_reconcile(Actuator *a);
 
 const ActuatorCounters *actuator_counters(const Actuator *a);
 
+/* A change that took effect (never in a dry run): for the log of recent actions and the bus. */
+typedef struct ActuatorEvent {
+        bool is_move; /* else a weight */
+        pid_t pid;
+        const char *comm;
+        int from_node, to_node;
+        const char *cgroup;
+        uint64_t old_weight, new_weight; /* v2 units */
+        const char *reason;
+} ActuatorEvent;
+
+typedef void (*ActuatorObserver)(const ActuatorEvent *e, void *userdata);
+
+/* Called after each move or weight change that took effect. NULL to stop. */
+void actuator_set_observer(Actuator *a, ActuatorObserver observer, void *userdata);
+
 /*
  * The record, state_dir/changes: text, one object a line, every line ending in '\n':
  *

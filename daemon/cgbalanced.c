@@ -40,6 +40,9 @@ static void help(void) {
                "     --dump-topology  Print CPUs, nodes, distances, online and isolated CPUs.\n"
                "     --root=DIR       Read /proc and /sys from DIR (a recorded machine); never\n"
                "                      acts. With --once, counters are read as since boot.\n"
+               "     --bus=ADDRESS    Serve D-Bus on ADDRESS (unix:path=...) instead of the "
+               "system\n"
+               "                      bus. Without a bus the daemon balances all the same.\n"
                "     --print-defaults Print the documented default configuration file.\n"
                "  -h --help           Show this help.\n"
                "     --version        Show the version.\n"
@@ -49,7 +52,15 @@ static void help(void) {
 }
 
 static int parse_argv(int argc, char *argv[]) {
-        enum { ARG_ONCE = 0x100, ARG_CHECK, ARG_TOPO, ARG_ROOT, ARG_DEFAULTS, ARG_VERSION };
+        enum {
+                ARG_ONCE = 0x100,
+                ARG_CHECK,
+                ARG_TOPO,
+                ARG_ROOT,
+                ARG_DEFAULTS,
+                ARG_VERSION,
+                ARG_BUS
+        };
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
                 { "dry-run", no_argument, NULL, 'n' },
@@ -57,6 +68,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "check-config", no_argument, NULL, ARG_CHECK },
                 { "dump-topology", no_argument, NULL, ARG_TOPO },
                 { "root", required_argument, NULL, ARG_ROOT },
+                { "bus", required_argument, NULL, ARG_BUS },
                 { "print-defaults", no_argument, NULL, ARG_DEFAULTS },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
@@ -72,6 +84,7 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_CHECK: arg_action = ACTION_CHECK_CONFIG; break;
                 case ARG_TOPO: arg_action = ACTION_DUMP_TOPOLOGY; break;
                 case ARG_ROOT: arg_options.root = optarg; break;
+                case ARG_BUS: arg_options.bus_address = optarg; break;
                 case ARG_DEFAULTS: arg_action = ACTION_PRINT_DEFAULTS; break;
                 case 'h': help(); return 0;
                 case ARG_VERSION: puts("cgbalanced " CGBALANCE_VERSION); return 0;

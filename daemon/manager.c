@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "actuator.h"
+#include "bus.h"
 #include "cgroup.h"
 #include "log.h"
 #include "policy.h"
@@ -35,10 +36,26 @@ struct Manager {
         Actuator *actuator;
         PolicyState *policy;
 
+        char *bus_address;
+        Bus *bus;
         sd_event *event;
         sd_event_source *timer;
+        bool paused;
         uint64_t ticks;
         char online[1024]; /* the online CPU list the model was built for */
+
+        /* The last full tick, for the bus: the sampler owns snap until the next sample. */
+        const PolicySnapshot *snap;
+        const SamplerSystem *sys;
+        Plan *plan;
+        uint64_t *node_loads;
+        uint64_t last_tick_realtime_usec;
+
+        ManagerAction recent[MANAGER_RECENT_MAX]; /* a ring */
+        size_t n_recent, recent_next;
+        uint64_t move_times[64]; /* monotonic usec of recent moves, for STATUS= (a ring) */
+        size_t move_next;
+        char status[256]; /* the STATUS= line last sent */
 };
 
 static const int log_levels[] = {
@@ -114,11 +131,15 @@ static int manager_load_model(Manager *m) {
                 return log_error_errno(r, "Failed to set up sampling: %m");
         if (m->root)
                 sampler_set_since_boot(sampler, true);
+        sampler_set_live(sampler, !m->root);
         policy = policy_state_new(topo);
         if (!policy)
                 return log_error_errno(-ENOMEM, "Out of memory.");
 
         manager_read_online(m, m->online, sizeof m->online);
+        m->snap = NULL; /* the old sampler's */
+        m->plan = plan_free(m->plan);
+        m->node_loads = mfree(m->node_loads);
         policy_state_free(m->policy);
         sampler_free(m->sampler);
         topology_free(m->topo);
@@ -154,6 +175,11 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         if (!m->config_path || (o->root && !m->root))
                 return log_error_errno(-ENOMEM, "Out of memory.");
         m->dry_run_forced = o->dry_run;
+        if (o->bus_address) {
+                m->bus_address = strdup(o->bus_address);
+                if (!m->bus_address)
+                        return log_error_errno(-ENOMEM, "Out of memory.");
+        }
 
         r = manager_load_config(m, &m->tunables);
         if (r < 0)
@@ -183,8 +209,12 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
 Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
+        bus_free(m->bus);
         sd_event_source_unref(m->timer);
         sd_event_unref(m->event);
+        plan_free(m->plan);
+        free(m->node_loads);
+        free(m->bus_address);
         policy_state_free(m->policy);
         actuator_free(m->actuator);
         sampler_free(m->sampler);
@@ -205,21 +235,100 @@ static uint64_t now_usec(void) {
         return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
 }
 
+static uint64_t realtime_usec(void) {
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
+}
+
+static void manager_remember(Manager *m, const char *subject, const char *text) {
+        ManagerAction *a = &m->recent[m->recent_next];
+
+        a->realtime_usec = realtime_usec();
+        (void) snprintf(a->subject, sizeof a->subject, "%s", subject);
+        (void) snprintf(a->text, sizeof a->text, "%s", text);
+        m->recent_next = (m->recent_next + 1) % MANAGER_RECENT_MAX;
+        if (m->n_recent < MANAGER_RECENT_MAX)
+                m->n_recent++;
+}
+
+/* What the actuator did (not what it was asked): the record of recent actions and the bus. */
+static void on_action(const ActuatorEvent *e, void *userdata) {
+        Manager *m = userdata;
+        char subject[96], text[256];
+
+        if (e->is_move) {
+                (void) snprintf(subject, sizeof subject, "pid %d (%s)", (int) e->pid, e->comm);
+                (void) snprintf(text, sizeof text, "moved node %d -> %d: %s", e->from_node,
+                                e->to_node, e->reason);
+                m->move_times[m->move_next] = now_usec();
+                m->move_next = (m->move_next + 1) % ELEMENTSOF(m->move_times);
+                bus_emit_task_moved(m->bus, e->pid, e->from_node, e->to_node, e->reason);
+        } else {
+                (void) snprintf(subject, sizeof subject, "%s", e->cgroup);
+                (void) snprintf(text, sizeof text, "weight %" PRIu64 " -> %" PRIu64 ": %s",
+                                e->old_weight, e->new_weight, e->reason);
+                bus_emit_weight_changed(m->bus, e->cgroup, e->old_weight, e->new_weight, e->reason);
+        }
+        manager_remember(m, subject, text);
+}
+
+/* STATUS= for systemctl status: nodes, managed tasks, moves in the last minute. */
+static void manager_notify_status(Manager *m, uint64_t now) {
+        unsigned moves = 0;
+        char status[256];
+
+        for (size_t i = 0; i < ELEMENTSOF(m->move_times); i++)
+                if (m->move_times[i] && now - m->move_times[i] < 60000000ULL)
+                        moves++;
+        (void) snprintf(status, sizeof status,
+                        "%s: %u nodes, %zu managed tasks, %u moves in the "
+                        "last minute",
+                        manager_state_to_string(manager_get_state(m)), topology_n_nodes(m->topo),
+                        m->snap ? m->snap->n_tasks : 0, moves);
+        if (streq(status, m->status))
+                return;
+        (void) snprintf(m->status, sizeof m->status, "%s", status);
+        (void) sd_notifyf(false, "STATUS=%s", status);
+}
+
+/* Keeps the tick's results for the bus: the sampler's snapshot stays valid until the next one. */
+static void manager_keep(Manager *m, const PolicySnapshot *snap, const SamplerSystem *sys,
+                         Plan *plan) {
+        uint64_t *loads = calloc(topology_n_nodes(m->topo) ?: 1, sizeof *loads);
+
+        if (loads && policy_node_loads(snap, m->topo, loads) >= 0) {
+                free(m->node_loads);
+                m->node_loads = loads;
+        } else
+                free(loads);
+        m->snap = snap;
+        m->sys = sys;
+        plan_free(m->plan);
+        m->plan = plan;
+        m->last_tick_realtime_usec = realtime_usec();
+}
+
 /* One tick: sample, plan, act. Failures of one tick are logged; the loop goes on. */
-static void manager_tick(Manager *m, uint64_t now) {
+static void manager_tick(Manager *m, uint64_t now, bool force_node_balance) {
         _cleanup_plan_ Plan *plan = NULL;
         const PolicySnapshot *snap;
         const SamplerSystem *sys;
+        PolicySnapshot input;
         int r;
 
         m->ticks++;
         manager_check_hotplug(m);
+        m->snap = NULL; /* sampling replaces it */
         r = sampler_sample(m->sampler, &m->tunables, m->actuator, now, &snap, &sys);
         if (r < 0) {
                 log_warning_errno(r, "Failed to sample, skipping this tick: %m");
                 return;
         }
-        r = policy_plan(m->policy, snap, m->topo, &m->tunables, now, &plan);
+        input = *snap;
+        input.force_node_balance = force_node_balance;
+        r = policy_plan(m->policy, &input, m->topo, &m->tunables, now, &plan);
         if (r < 0) {
                 log_warning_errno(r, "Failed to plan, skipping this tick: %m");
                 return;
@@ -228,45 +337,158 @@ static void manager_tick(Manager *m, uint64_t now) {
                   " us; %zu moves, %zu weight changes",
                   m->ticks, sys->n_cgroups, sys->n_tasks, sys->n_threads, sys->sample_usec,
                   plan->n_moves, plan->n_weights);
-        r = actuator_apply(m->actuator, plan, snap, manager_dry_run(m),
-                           m->tunables.migrate_memory ? m->tunables.migrate_memory_max_mb : 0, now);
-        if (r < 0)
-                log_error_errno(r, "Failed to record changes in %s, changing nothing: %m",
-                                m->tunables.state_directory);
+        if (!m->paused) {
+                r = actuator_apply(
+                        m->actuator, plan, snap, manager_dry_run(m),
+                        m->tunables.migrate_memory ? m->tunables.migrate_memory_max_mb : 0, now);
+                if (r < 0)
+                        log_error_errno(r, "Failed to record changes in %s, changing nothing: %m",
+                                        m->tunables.state_directory);
+        }
+        manager_keep(m, snap, sys, TAKE_PTR(plan));
+        manager_notify_status(m, now);
+        bus_tick_done(m->bus);
 }
 
-static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
-        Manager *m = userdata;
+static int manager_arm_tick(Manager *m, uint64_t usec) {
         int r;
 
-        manager_tick(m, usec);
-        r = sd_event_source_set_time_relative(s, m->tunables.interval_usec);
+        r = sd_event_source_set_time_relative(m->timer, usec);
         if (r >= 0)
-                r = sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+                r = sd_event_source_set_enabled(m->timer, SD_EVENT_ONESHOT);
         if (r < 0)
                 return log_error_errno(r, "Failed to re-arm the tick: %m");
         return 0;
 }
 
-/* SIGHUP (and, with the D-Bus API, Reload()): a fresh struct, validated, swapped whole. */
-static int manager_reload(Manager *m) {
+static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        (void) s;
+        manager_tick(m, usec, /* force_node_balance= */ false);
+        return manager_arm_tick(m, m->tunables.interval_usec);
+}
+
+/* Side effects of a new config that take effect at once. */
+static void manager_apply_tunables(Manager *m) {
+        log_set_max_level(log_levels[m->tunables.log_level]);
+        if (m->timer)
+                (void) manager_arm_tick(m, m->tunables.interval_usec);
+}
+
+int manager_reload(Manager *m, char **ret_error) {
+        ConfigError e = { 0 };
         Tunables fresh;
         int r;
 
         (void) sd_notifyf(false, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64, now_usec());
-        r = manager_load_config(m, &fresh);
+        r = tunables_load(m->config_path, m->config_optional, &fresh, &e);
         if (r < 0) {
+                log_error_errno(r, "%s", e.message);
                 log_warning("Keeping the configuration in force.");
+                bus_emit_reloaded(m->bus, false, e.message);
+                if (ret_error)
+                        *ret_error = strdup(e.message);
         } else {
                 if (!streq(fresh.state_directory, m->tunables.state_directory))
                         log_warning("state_directory changes at the next start, not on reload.");
                 tunables_free(&m->tunables);
                 m->tunables = fresh;
-                log_set_max_level(log_levels[m->tunables.log_level]);
+                manager_apply_tunables(m);
                 log_info("Reloaded %s.", m->config_path);
+                bus_emit_reloaded(m->bus, true, m->config_path);
         }
         (void) sd_notify(false, "READY=1");
         return r;
+}
+
+int manager_set_tunable(Manager *m, const char *key, const char *value, char **ret_error) {
+        ConfigError e = { 0 };
+        int r;
+
+        /* config_set_one() leaves the struct as it was on any error. */
+        r = config_set_one(&tunables_schema, &m->tunables, key, value, &e);
+        if (r < 0) {
+                if (ret_error)
+                        *ret_error = strdup(e.message);
+                return r;
+        }
+        manager_apply_tunables(m);
+        log_info("Set %s = %s until the next reload.", key, value);
+        return 0;
+}
+
+void manager_pause(Manager *m) {
+        if (!m->paused)
+                log_info("Paused: sampling goes on, nothing is changed.");
+        m->paused = true;
+}
+
+void manager_resume(Manager *m) {
+        if (m->paused)
+                log_info("Resumed.");
+        m->paused = false;
+}
+
+int manager_rebalance_now(Manager *m) {
+        manager_tick(m, now_usec(), /* force_node_balance= */ true);
+        return manager_arm_tick(m, m->tunables.interval_usec);
+}
+
+ManagerState manager_get_state(const Manager *m) {
+        return m->paused ? MANAGER_PAUSED : manager_dry_run(m) ? MANAGER_DRY_RUN : MANAGER_RUNNING;
+}
+
+const char *manager_state_to_string(ManagerState s) {
+        static const char *const names[] = {
+                [MANAGER_RUNNING] = "running",
+                [MANAGER_PAUSED] = "paused",
+                [MANAGER_DRY_RUN] = "dry-run",
+        };
+
+        return (size_t) s < ELEMENTSOF(names) ? names[s] : NULL;
+}
+
+const CgroupLayout *manager_get_layout(const Manager *m) {
+        return &m->layout;
+}
+
+const Topology *manager_get_topology(const Manager *m) {
+        return m->topo;
+}
+
+const Tunables *manager_get_tunables(const Manager *m) {
+        return &m->tunables;
+}
+
+const PolicySnapshot *manager_get_snapshot(const Manager *m) {
+        return m->snap;
+}
+
+const uint64_t *manager_get_node_loads(const Manager *m) {
+        return m->snap ? m->node_loads : NULL;
+}
+
+uint64_t manager_get_ticks(const Manager *m) {
+        return m->ticks;
+}
+
+uint64_t manager_get_last_tick_realtime_usec(const Manager *m) {
+        return m->last_tick_realtime_usec;
+}
+
+const ActuatorCounters *manager_get_counters(const Manager *m) {
+        return actuator_counters(m->actuator);
+}
+
+size_t manager_get_recent(const Manager *m, const ManagerAction **ret) {
+        static ManagerAction ordered[MANAGER_RECENT_MAX];
+        size_t first = (m->recent_next + MANAGER_RECENT_MAX - m->n_recent) % MANAGER_RECENT_MAX;
+
+        for (size_t i = 0; i < m->n_recent; i++)
+                ordered[i] = m->recent[(first + i) % MANAGER_RECENT_MAX];
+        *ret = ordered;
+        return m->n_recent;
 }
 
 static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
@@ -274,7 +496,7 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
 
         (void) s;
         if (si->ssi_signo == SIGHUP) {
-                (void) manager_reload(m);
+                (void) manager_reload(m, NULL);
                 return 0;
         }
         log_info("Received %s, stopping.", strsignal((int) si->ssi_signo));
@@ -334,9 +556,15 @@ int manager_run(Manager *m) {
         r = manager_arm(m);
         if (r < 0)
                 return r;
-        (void) sd_notify(false, "READY=1\nSTATUS=Balancing");
+        actuator_set_observer(m->actuator, on_action, m);
+        r = bus_new(m, m->event, m->bus_address, &m->bus);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the bus: %m");
+        (void) sd_notify(false, "READY=1");
+        manager_notify_status(m, now_usec());
         r = sd_event_loop(m->event);
         (void) sd_notify(false, "STOPPING=1");
+        m->bus = bus_free(m->bus); /* release the name before restoring */
         if (r < 0)
                 log_error_errno(r, "Event loop failed: %m");
         if (!manager_dry_run(m)) {
@@ -406,4 +634,104 @@ int manager_once(Manager *m, FILE *f) {
         if (r < 0)
                 return log_error_errno(r, "Failed to plan: %m");
         return fflush(f) == 0 ? 0 : -EIO;
+}
+
+static const PolicyTask *find_task(const PolicySnapshot *snap, pid_t pid) {
+        for (size_t i = 0; snap && i < snap->n_tasks; i++)
+                if (snap->tasks[i].pid == pid)
+                        return &snap->tasks[i];
+        return NULL;
+}
+
+static void explain_placement(const Manager *m, const PolicyTask *t, FILE *f) {
+        _cleanup_free_ char *mask = NULL;
+        int node = t->cpu >= 0 ? topology_cpu_node(m->topo, (unsigned) t->cpu) : -1;
+        int idx = node >= 0 ? topology_node_index(m->topo, (unsigned) node) : -1;
+
+        fprintf(f, "pid %d (%s) in %s\n", (int) t->pid, t->comm,
+                t->cgroup < m->snap->n_cgroups ? m->snap->cgroups[t->cgroup].path : "-");
+        fprintf(f, "runs on CPU %d, node %d; uses %u.%02u%% of a CPU and wants %u.%02u%%\n", t->cpu,
+                node, t->util_permyriad / 100, t->util_permyriad % 100, t->demand_permyriad / 100,
+                t->demand_permyriad % 100);
+        if (idx >= 0 && m->node_loads)
+                fprintf(f, "node %d: load %" PRIu64 ".%02" PRIu64 " CPUs on %u usable CPUs\n", node,
+                        m->node_loads[idx] / 10000, m->node_loads[idx] % 10000 / 100,
+                        topology_node_capacity(m->topo, (unsigned) node));
+        if (t->allowed)
+                (void) cpumask_format(t->allowed, &mask);
+        fprintf(f, "allowed CPUs %s: %s\n", mask ? mask : "?",
+                t->ours      ? "set by cgbalanced"
+                : t->foreign ? "narrowed by someone else, so cgbalanced leaves it alone"
+                             : "as its cpuset allows");
+}
+
+static void explain_history(const Manager *m, const PolicyTask *t, FILE *f) {
+        const ManagerAction *recent;
+        size_t n = manager_get_recent(m, &recent);
+        char subject[96];
+        bool any = false;
+
+        (void) snprintf(subject, sizeof subject, "pid %d (%s)", (int) t->pid, t->comm);
+        for (size_t i = 0; i < n; i++)
+                if (streq(recent[i].subject, subject)) {
+                        fprintf(f, "%.1f s ago: %s\n",
+                                (double) (realtime_usec() - recent[i].realtime_usec) / 1e6,
+                                recent[i].text);
+                        any = true;
+                }
+        if (!any)
+                fputs("no recent action of cgbalanced on it\n", f);
+        for (size_t i = 0; m->plan && i < m->plan->n_moves; i++)
+                if (m->plan->moves[i].pid == t->pid) {
+                        fprintf(f, "last tick's plan: node %d -> %d: %s\n",
+                                m->plan->moves[i].from_node, m->plan->moves[i].to_node,
+                                m->plan->moves[i].reason);
+                        return;
+                }
+        fputs("last tick's plan: leave it where it is\n", f);
+}
+
+int manager_explain(Manager *m, pid_t pid, char **ret) {
+        const PolicyTask *t = find_task(m->snap, pid);
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f;
+
+        if (!t)
+                return -ESRCH;
+        f = open_memstream(&text, &len);
+        if (!f)
+                return -ENOMEM;
+        explain_placement(m, t, f);
+        explain_history(m, t, f);
+        if (fclose(f) != 0) {
+                free(text);
+                return -ENOMEM;
+        }
+        *ret = text;
+        return 0;
+}
+
+int manager_dump(Manager *m, char **ret) {
+        const SamplerSystem *sys = m->sys;
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+
+        if (!f)
+                return -ENOMEM;
+        if (m->snap && sys) {
+                report_snapshot(f, m->snap, sys, m->topo, &m->layout);
+                fputs("\nplan:\n", f);
+                plan_dump(m->plan, m->snap, f);
+                if (m->plan && m->plan->n_moves + m->plan->n_weights == 0)
+                        fputs("nothing to do\n", f);
+        } else
+                fputs("no tick yet\n", f);
+        if (fclose(f) != 0) {
+                free(text);
+                return -ENOMEM;
+        }
+        *ret = text;
+        return 0;
 }

@@ -9,14 +9,22 @@
  */
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
+#include "actuator.h"
+#include "cgroup.h"
 #include "macro.h"
+#include "policy.h"
+#include "topology.h"
+#include "tunables.h"
 
 typedef struct ManagerOptions {
         const char *config_path; /* NULL: TUNABLES_DEFAULT_PATH, which may be absent */
         const char *root; /* --root: read /proc and /sys below it; never act */
         bool dry_run; /* --dry-run: overrides the config's dry_run */
+        const char *bus_address; /* --bus: NULL for the system bus */
 } ManagerOptions;
 
 typedef struct Manager Manager;
@@ -38,3 +46,49 @@ int manager_once(Manager *m, FILE *f);
 
 /* --dump-topology */
 int manager_dump_topology(Manager *m, FILE *f);
+
+/* ---- for the D-Bus object (daemon/bus.c) */
+
+typedef enum ManagerState {
+        MANAGER_RUNNING,
+        MANAGER_PAUSED,
+        MANAGER_DRY_RUN,
+} ManagerState;
+
+#define MANAGER_RECENT_MAX 32
+
+typedef struct ManagerAction {
+        uint64_t realtime_usec;
+        char subject[96]; /* "pid 123 (comm)" or a cgroup path */
+        char text[256]; /* what and why */
+} ManagerAction;
+
+ManagerState manager_get_state(const Manager *m);
+const char *manager_state_to_string(ManagerState s);
+const CgroupLayout *manager_get_layout(const Manager *m);
+const Topology *manager_get_topology(const Manager *m);
+const Tunables *manager_get_tunables(const Manager *m);
+/* The last full tick: its snapshot (NULL before the first), the node loads (by node index, as
+ * policy_node_loads() gives them) and plan. Valid until the next tick. */
+const PolicySnapshot *manager_get_snapshot(const Manager *m);
+const uint64_t *manager_get_node_loads(const Manager *m);
+uint64_t manager_get_ticks(const Manager *m);
+uint64_t manager_get_last_tick_realtime_usec(const Manager *m);
+const ActuatorCounters *manager_get_counters(const Manager *m);
+/* The last MANAGER_RECENT_MAX actions, oldest first. */
+size_t manager_get_recent(const Manager *m, const ManagerAction **ret);
+
+/* Shared by SIGHUP and Reload(): a fresh config, validated, swapped whole; on failure the old
+ * one stays and *ret_error (if not NULL) gets "FILE:LINE: KEY: why" (caller frees). */
+int manager_reload(Manager *m, char **ret_error);
+void manager_pause(Manager *m);
+void manager_resume(Manager *m);
+/* A tick now, node balancing not waiting for its multiplier or hold. */
+int manager_rebalance_now(Manager *m);
+/* One key ("section.key" or "key"), validated like the file; until the next reload. -EINVAL
+ * (unknown key, bad value) with *ret_error set. */
+int manager_set_tunable(Manager *m, const char *key, const char *value, char **ret_error);
+/* Text for Explain(pid); -ESRCH when the pid is not a managed task of the last tick. */
+int manager_explain(Manager *m, pid_t pid, char **ret);
+/* The last snapshot and plan, as --once prints them. */
+int manager_dump(Manager *m, char **ret);

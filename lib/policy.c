@@ -611,7 +611,8 @@ static void update_holds(Ctx *c, PolicyState *s) {
                         }
                         if (*since == NEVER || *since > c->now)
                                 *since = c->now;
-                        c->held[i] = c->now - *since >= c->t->node_imbalance_hold_usec;
+                        c->held[i] = c->now - *since >= c->t->node_imbalance_hold_usec ||
+                                     c->snap->force_node_balance;
                 }
 }
 
@@ -949,6 +950,8 @@ static bool node_balance_tick(const Ctx *c, const PolicyState *s) {
 
         if (c->n_nodes < 2)
                 return false;
+        if (c->snap->force_node_balance)
+                return true;
         for (unsigned i = 0; i < c->n_nodes; i++)
                 if (node_has_idle_cpu(&c->nodes[i]))
                         mult = c->t->idle_node_multiplier;

@@ -130,6 +130,9 @@ typedef struct PolicySnapshot {
         size_t n_tasks;
         const PolicyCgroup *cgroups;
         size_t n_cgroups;
+        /* RebalanceNow: balance nodes on this tick, not waiting for the multiplier or the hold
+         * (the thresholds, cooldown and cap still apply). */
+        bool force_node_balance;
 } PolicySnapshot;
 
 typedef struct PlanMove {

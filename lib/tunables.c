@@ -101,6 +101,12 @@ static const ConfigKey tunables_keys[] = {
                         "A protected group's weight is never set below this."),
         CONFIG_KEY_UINT("weights", "weight_max", Tunables, weight_max, "1000", 1, 10000,
                         "A protected group's weight is never raised above this."),
+
+        /* [bus] */
+        CONFIG_KEY_STRING("bus", "control_group", Tunables, control_group, "", 32, CONFIG_EMPTY_OK,
+                          "Members of this Unix group may call the D-Bus methods that change "
+                          "things (Reload, Pause, SetTunable...), besides root. Empty: root "
+                          "only. The bus policy file must allow the group too."),
 };
 
 static int parse_min_imbalance(const char *s, unsigned *ret) {

@@ -60,6 +60,9 @@ typedef struct Tunables {
         uint64_t weight_step;
         uint64_t weight_min;
         uint64_t weight_max;
+
+        /* [bus] */
+        char *control_group; /* may call the mutating D-Bus methods besides root; "" none */
 } Tunables;
 
 extern const ConfigSchema tunables_schema;

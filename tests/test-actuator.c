@@ -217,11 +217,6 @@ Test(record, format_refuses_what_could_not_be_read_back) {
         cr_expect_null(out);
 }
 
-static void *mfree(void *p) {
-        free(p);
-        return NULL;
-}
-
 /* ---- live: real tasks (children of the test) and, as root, real cgroups */
 
 #define SLICE "cgbalance.slice"

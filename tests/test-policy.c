@@ -660,6 +660,34 @@ Test(policy, no_move_until_imbalance_has_held) {
         }
 }
 
+/* RebalanceNow: the first tick of a fresh imbalance, on a tick the multiplier skips, moves. */
+Test(policy, forced_node_balance_skips_hold_and_multiplier_not_thresholds) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        _cleanup_plan_ Plan *first = NULL, *forced = NULL, *balanced = NULL;
+        PolicySnapshot snap;
+
+        sim_busy(s, 10, 4, 0, 1);
+        first = sim_plan(s); /* tick 0: the imbalance is new, held 0 s */
+        cr_expect_eq(first->n_moves, 0);
+        s->now += SEC; /* tick 1: the idle multiplier (2) skips it */
+        snap = *sim_snapshot(s);
+        snap.force_node_balance = true;
+        cr_assert_eq(policy_plan(s->state, &snap, s->topo, &s->t, s->now, &forced), 0);
+        cr_expect(forced->node_balance_ran);
+        cr_expect_eq(forced->n_moves, 2, "the per-tick cap still holds");
+
+        /* forced, but balanced: the thresholds still say no */
+        sim_free(s);
+        s = sim_new(TWO_NODES, NULL);
+        sim_busy(s, 10, 2, 0, 1);
+        sim_busy(s, 20, 2, 2, 3);
+        s->now += SEC;
+        snap = *sim_snapshot(s);
+        snap.force_node_balance = true;
+        cr_assert_eq(policy_plan(s->state, &snap, s->topo, &s->t, s->now, &balanced), 0);
+        cr_expect_eq(balanced->n_moves, 0);
+}
+
 Test(policy, interrupted_imbalance_restarts_the_hold) {
         _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
         static const bool busy[] = { true, true, false, true, true, true, true };
