@@ -16,6 +16,8 @@ PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 SBINDIR ?= $(PREFIX)/sbin
 MANDIR ?= $(PREFIX)/share/man
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+DBUSPOLICYDIR ?= $(PREFIX)/share/dbus-1/system.d
 SYSCONFDIR ?= /etc
 DESTDIR ?=
 
@@ -71,7 +73,7 @@ BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
 TEST_CFLAGS = -DFIXTURES_DIR='"$(CURDIR)/tests/fixtures"' -DBUILD_DIR='"$(CURDIR)/$(BUILD)"' -Itests/support -Idaemon -Iloadgen $(CRITERION_CFLAGS)
 
-.PHONY: all deps run check test test-plain test-sanitize bench fuzz install clean analyze \
+.PHONY: all deps run check test test-plain test-sanitize check-unit bench fuzz install clean analyze \
 	format-check format
 .DEFAULT_GOAL := all
 
@@ -127,7 +129,11 @@ test-sanitize:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)-sanitize SANITIZE=1 TEST_LABEL="sanitized build" test-plain
 
 # `test` runs what is built here; `check` is the newcomer's command: dependencies first.
-test: test-plain test-sanitize
+test: test-plain test-sanitize check-unit
+
+# systemd-analyze verify and the unit's offline security score (exposure at most 1.5).
+check-unit: all
+	@scripts/check-unit $(BUILD) 1.5
 
 check: deps
 	@$(MAKE) --no-print-directory test
@@ -138,15 +144,16 @@ run: deps
 
 # ---- benchmarks and fuzzing
 
-$(BUILD)/bench/%: bench/%.c $(LIB_A)
+$(BUILD)/bench/%: bench/%.c $(DAEMON_A) $(LIB_A)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(filter %.c %.a,$^) $(PKG_LIBS) -lm
+	$(CC) $(ALL_CFLAGS) -Idaemon -DBUILD_DIR='"$(CURDIR)/$(BUILD)"' $(ALL_LDFLAGS) -o $@ \
+		$(filter %.c %.a,$^) $(PKG_LIBS) -lm
 
 bench: deps
 	@$(MAKE) --no-print-directory bench-run
 
 .PHONY: bench-run
-bench-run: $(BENCH_BINS)
+bench-run: $(BENCH_BINS) $(PROGRAMS)
 	@for b in $(BENCH_BINS); do echo "== $$b"; $$b || exit 1; done
 
 FUZZ_FLAGS := -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer -g -O1
@@ -174,6 +181,12 @@ install: all
 	@if [ -x $(BUILD)/cgbalanced ]; then install -m 0755 $(BUILD)/cgbalanced $(DESTDIR)$(SBINDIR)/; fi
 	@if [ -x $(BUILD)/cgbalancectl ]; then install -m 0755 $(BUILD)/cgbalancectl $(DESTDIR)$(BINDIR)/; fi
 	@if [ -x $(BUILD)/loadgen ]; then install -m 0755 $(BUILD)/loadgen $(DESTDIR)$(BINDIR)/; fi
+	install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(DBUSPOLICYDIR)
+	sed 's|^ExecStart=/usr/sbin/cgbalanced|ExecStart=$(SBINDIR)/cgbalanced|' \
+		systemd/cgbalance.service >$(DESTDIR)$(UNITDIR)/cgbalance.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/cgbalance.service
+	@if [ -f systemd/org.cgbalance1.conf ]; then \
+		install -m 0644 systemd/org.cgbalance1.conf $(DESTDIR)$(DBUSPOLICYDIR)/; fi
 	install -d $(DESTDIR)$(SYSCONFDIR)/cgbalance/cgbalance.conf.d
 	@# An admin's edited config is never overwritten.
 	@if [ ! -e $(DESTDIR)$(SYSCONFDIR)/cgbalance/cgbalance.conf ]; then \
