@@ -313,9 +313,16 @@ static int ctx_alloc(Ctx *c) {
         return 0;
 }
 
+/* The CPUs tasks are placed on: the usable ones, or with use_isolated_cpus every one the daemon
+ * may use, isolated and nohz_full included. */
+static const CpuMask *placeable_cpus(const Ctx *c) {
+        return c->t && c->t->use_isolated_cpus ? topology_allowed_cpus(c->topo)
+                                               : topology_usable_cpus(c->topo);
+}
+
 /* Each node's id, usable CPUs, capacity, nearest remote distance; each CPU's node. */
 static int ctx_nodes(Ctx *c) {
-        const CpuMask *usable = topology_usable_cpus(c->topo);
+        const CpuMask *usable = placeable_cpus(c);
         unsigned cpc = topology_max_cpus_per_core(c->topo), used = 0;
         size_t n_cpus;
 
@@ -355,7 +362,7 @@ static int ctx_nodes(Ctx *c) {
 
 /* Node loads, each task's node and each group's waiting time; -EINVAL for a bad cgroup index. */
 static int ctx_loads(Ctx *c) {
-        const CpuMask *usable = topology_usable_cpus(c->topo);
+        const CpuMask *usable = placeable_cpus(c);
 
         for (unsigned cpu = 0; cpu < c->snap->n_cpus; cpu++)
                 if (c->cpu_node[cpu] >= 0 && cpumask_isset(usable, cpu)) {

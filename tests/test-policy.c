@@ -611,6 +611,29 @@ Test(policy, unequal_nodes_compare_loads_per_cpu) {
         cr_expect_eq(p->n_moves, 0, "a 1-task gap per CPU is within 2 of resistance");
 }
 
+/* use_isolated_cpus: the isolated CPU 5 becomes the balancer's, in loads, capacity and masks. */
+Test(policy, use_isolated_cpus_counts_and_places_on_isolated_cpus) {
+        _cleanup_sim_ Sim *s = sim_new_root("topology/smt-offline");
+        _cleanup_plan_ Plan *p = NULL;
+
+        s->t.node_imbalance_hold_usec = 0;
+        s->t.idle_node_multiplier = 1;
+        s->t.use_isolated_cpus = true;
+        sim_busy(s, 10, 8, 0, 3); /* 2.0/CPU on node 0 */
+        for (pid_t pid = 10; pid < 18; pid++)
+                set_mask(s, sim_find(s, pid), "0-6"); /* its cpuset has CPU 5 too */
+        p = sim_plan(s);
+        cr_assert_gt(p->n_moves, 0);
+        cr_expect_eq(p->moves[0].to_node, 1);
+        expect_mask(p->moves[0].mask, "4-6");
+
+        s->t.use_isolated_cpus = false;
+        plan_free(p);
+        p = sim_plan(s);
+        cr_assert_gt(p->n_moves, 0);
+        expect_mask(p->moves[0].mask, "4,6");
+}
+
 Test(policy, small_busy_node_sheds_to_big_node_with_equal_total) {
         _cleanup_sim_ Sim *s = sim_new_root("topology/smt-offline");
         _cleanup_plan_ Plan *p = NULL;
