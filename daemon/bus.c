@@ -684,6 +684,9 @@ static int method_explain(sd_bus_message *msg, void *userdata, sd_bus_error *err
         if (r == -ESRCH)
                 return sd_bus_error_setf(error, CGB_ERROR_NO_SUCH_TASK,
                                          "PID %" PRIu32 " is not a task cgbalanced manages.", pid);
+        if (r == -EINVAL)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                         "PID %" PRIu32 " is a kernel thread.", pid);
         if (r < 0)
                 return sd_bus_error_set_errnof(error, r, "Failed to explain PID %" PRIu32 ": %m",
                                                pid);

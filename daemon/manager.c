@@ -17,6 +17,7 @@
 #include "cgroup.h"
 #include "log.h"
 #include "policy.h"
+#include "proc.h"
 #include "report.h"
 #include "sampler.h"
 #include "topology.h"
@@ -697,8 +698,15 @@ int manager_explain(Manager *m, pid_t pid, char **ret) {
         size_t len = 0;
         FILE *f;
 
-        if (!t)
+        if (!t) {
+                TaskStat st;
+
+                /* A kernel thread is never a task to explain: a wrong argument, not a miss. */
+                if (!m->root && proc_task_stat_read_at(m->proc_fd, pid, 0, &st) >= 0 &&
+                    task_stat_is_kthread(&st))
+                        return -EINVAL;
                 return -ESRCH;
+        }
         f = open_memstream(&text, &len);
         if (!f)
                 return -ENOMEM;

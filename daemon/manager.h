@@ -88,7 +88,8 @@ int manager_rebalance_now(Manager *m);
 /* One key ("section.key" or "key"), validated like the file; until the next reload. -EINVAL
  * (unknown key, bad value) with *ret_error set. */
 int manager_set_tunable(Manager *m, const char *key, const char *value, char **ret_error);
-/* Text for Explain(pid); -ESRCH when the pid is not a managed task of the last tick. */
+/* Text for Explain(pid); -ESRCH when the pid is not a managed task of the last tick, -EINVAL when
+ * it is a kernel thread. */
 int manager_explain(Manager *m, pid_t pid, char **ret);
 /* The last snapshot and plan, as --once prints them. */
 int manager_dump(Manager *m, char **ret);

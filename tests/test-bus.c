@@ -31,6 +31,7 @@
 #include "cgroup.h"
 #include "cpumask.h"
 #include "macro.h"
+#include "proc.h"
 #include "testutil.h"
 #include "topology.h"
 #include "tunables.h"
@@ -879,6 +880,37 @@ Test(bus, explain_of_an_impossible_pid_is_invalid_args) {
                           "pid %" PRIu32 ": %s", pids[i], e.name);
                 sd_bus_error_free(&e);
         }
+}
+
+/* Reliability point 15: a kernel thread is a wrong argument, not a task that went missing. */
+static pid_t find_kernel_thread(void) {
+        _cleanup_close_ int proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_free_ pid_t *pids = NULL;
+        size_t n = 0;
+
+        if (proc_fd < 0 || proc_pid_list_at(proc_fd, &pids, &n) < 0)
+                return 0;
+        for (size_t i = 0; i < n; i++) {
+                TaskStat st;
+
+                if (proc_task_stat_read_at(proc_fd, pids[i], 0, &st) >= 0 &&
+                    task_stat_is_kthread(&st))
+                        return pids[i];
+        }
+        return 0;
+}
+
+Test(bus, explain_of_a_kernel_thread_is_invalid_args) {
+        sd_bus_error e = SD_BUS_ERROR_NULL;
+        pid_t kthread = find_kernel_thread();
+
+        if (kthread == 0)
+                cr_skip_test("no kernel thread visible in this /proc");
+        start(SYSTEM_BUS, "");
+        cr_expect_lt(call(client, &e, NULL, "Explain", "u", (uint32_t) kthread), 0);
+        cr_expect(sd_bus_error_has_name(&e, SD_BUS_ERROR_INVALID_ARGS), "pid %d: %s", (int) kthread,
+                  e.name);
+        sd_bus_error_free(&e);
 }
 
 Test(bus, dump_shows_the_snapshot_and_the_plan) {
