@@ -11,6 +11,7 @@
 #include <grp.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1536,4 +1537,45 @@ Test(live, monitor_sees_the_weight_of_a_protected_group_change) {
         (void) start_monitor(workdir, &out, &err);
         cr_assert_gt(asprintf(&want, "WeightChanged %s 100 -> ", prot), 0);
         cr_expect(wait_file(out, want, 30000), "the monitor saw no %s", want);
+}
+
+/* A task moved between nodes reaches the monitor. This machine has one node: the daemon is shown
+ * two (hwloc's synthetic topology, one CPU each), and 3 tasks pinned to CPU 0 by "someone else"
+ * are its to move with override_foreign_affinity. */
+static pid_t start_busy_on_cpu0(const char *path) {
+        pid_t parent = getpid(), pid;
+
+        cr_assert_lt(n_children, ELEMENTSOF(children));
+        pid = fork();
+        cr_assert_geq(pid, 0);
+        if (pid == 0) {
+                cpu_set_t set;
+
+                die_with_parent(parent);
+                CPU_ZERO(&set);
+                CPU_SET(0, &set);
+                if (sched_setaffinity(0, sizeof set, &set) < 0)
+                        _exit(1);
+                for (volatile unsigned long i = 0;; i++)
+                        ;
+        }
+        children[n_children++] = pid;
+        cr_assert_eq(cgroup_attach_pid(&layout, path, pid), 0);
+        return pid;
+}
+
+Test(live, monitor_sees_a_task_moved) {
+        _cleanup_free_ char *out = NULL, *err = NULL;
+
+        if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+                cr_skip_test("needs two CPUs to make two nodes of");
+        cr_assert_eq(setenv("HWLOC_SYNTHETIC", "pack:2 numa:1 core:1 pu:1", 1), 0);
+        for (int i = 0; i < 3; i++)
+                start_busy_on_cpu0(group);
+        start_daemon("override_foreign_affinity = yes\n"
+                     "[balance]\nnode_imbalance_hold = 0\nidle_node_multiplier = 1\n"
+                     "busy_node_multiplier = 1\n");
+        (void) start_monitor(workdir, &out, &err);
+        cr_expect(wait_file(out, "TaskMoved pid ", 15000), "the monitor saw no TaskMoved");
+        cr_expect(wait_file(out, "node 0 -> node 1", 100), "not from node 0 to node 1");
 }
