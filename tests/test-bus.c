@@ -52,21 +52,6 @@ static sd_bus *client;
 
 /* ---- files and processes */
 
-static char *read_all(const char *path) {
-        FILE *f = fopen(path, "re");
-        char *buf = NULL;
-        size_t len = 0;
-
-        if (!f)
-                return strdup("");
-        if (getdelim(&buf, &len, '\0', f) < 0) {
-                free(buf);
-                buf = strdup("");
-        }
-        fclose(f);
-        return buf;
-}
-
 static size_t count_of(const char *haystack, const char *needle) {
         size_t n = 0;
 
@@ -105,12 +90,6 @@ static void write_workdir_file(const char *name, const char *text) {
 
         cr_assert_geq(fd, 0);
         write_file_at(fd, name, text);
-}
-
-/* Dies with this process, so nothing outlives a crashed or timed-out test. */
-static void die_with_parent(pid_t parent) {
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
-                _exit(126);
 }
 
 /* argv with stdout to out_fd (-1: /dev/null) and stderr to err_path (NULL: /dev/null). */

@@ -40,27 +40,6 @@ static pid_t background[MAX_BACKGROUND]; /* killed by every suite's fini */
 static size_t n_background;
 static sd_bus *serving; /* a connection whose calls the test answers while it waits */
 
-static char *read_all(const char *path) {
-        FILE *f = fopen(path, "re");
-        char *buf = NULL;
-        size_t len = 0;
-
-        if (!f)
-                return strdup("");
-        if (getdelim(&buf, &len, '\0', f) < 0) {
-                free(buf);
-                buf = strdup("");
-        }
-        fclose(f);
-        return buf;
-}
-
-/* In a child: die with the test, so nothing outlives a crashed or timed-out test. */
-static void die_with_parent(pid_t parent) {
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
-                _exit(125);
-}
-
 /* uid: run as that user (0: as we are). */
 static pid_t spawn_as(const char *const argv[], const char *out_path, const char *err_path,
                       uid_t uid) {
@@ -160,10 +139,6 @@ static Run run(const char *const argv[]) {
 static void run_done(Run *r) {
         free(r->out);
         free(r->err);
-}
-
-static bool exited_with(int status, int code) {
-        return WIFEXITED(status) && WEXITSTATUS(status) == code;
 }
 
 /* Waits up to timeout_ms for the file to contain what. */

@@ -28,21 +28,6 @@
 
 /* ---- running the binary */
 
-static char *read_all(const char *path) {
-        FILE *f = fopen(path, "re");
-        char *buf = NULL;
-        size_t len = 0;
-
-        if (!f)
-                return strdup("");
-        if (getdelim(&buf, &len, '\0', f) < 0) {
-                free(buf);
-                buf = strdup("");
-        }
-        fclose(f);
-        return buf;
-}
-
 static pid_t spawn(const char *const argv[], const char *out_path, const char *err_path) {
         pid_t pid = fork();
 
@@ -82,10 +67,6 @@ static Run run(const char *const argv[]) {
 static void run_done(Run *r) {
         free(r->out);
         free(r->err);
-}
-
-static bool exited_with(int status, int code) {
-        return WIFEXITED(status) && WEXITSTATUS(status) == code;
 }
 
 /* ---- options */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -80,4 +81,28 @@ void rm_rf(const char *path) {
 
 bool running_as_root(void) {
         return geteuid() == 0;
+}
+
+char *read_all(const char *path) {
+        FILE *f = fopen(path, "re");
+        char *buf = NULL;
+        size_t len = 0;
+
+        if (!f)
+                return strdup("");
+        if (getdelim(&buf, &len, '\0', f) < 0) {
+                free(buf);
+                buf = strdup("");
+        }
+        fclose(f);
+        return buf;
+}
+
+bool exited_with(int status, int code) {
+        return WIFEXITED(status) && WEXITSTATUS(status) == code;
+}
+
+void die_with_parent(pid_t parent) {
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+                _exit(125);
 }

@@ -4,6 +4,7 @@
 /* Helpers shared by the Criterion tests. Each aborts the test (cr_assert) on failure. */
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 /* Absolute path of FIXTURES_DIR/rel; returns a malloc'ed string. */
 char *fixture_path(const char *rel);
@@ -19,3 +20,10 @@ void copy_fixture(const char *rel, const char *dest);
 void rm_rf(const char *path);
 /* True when running as root (euid 0). */
 bool running_as_root(void);
+/* The whole of a file as a string (caller frees); "" when it is missing or unreadable. */
+char *read_all(const char *path);
+/* A wait() status of a normal exit with code. */
+bool exited_with(int status, int code);
+/* In a forked child: die with the test (PR_SET_PDEATHSIG), so nothing outlives a crashed or
+ * timed-out test; _exit(125) if the parent is already gone. */
+void die_with_parent(pid_t parent);
