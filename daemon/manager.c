@@ -533,10 +533,12 @@ static int manager_arm(Manager *m) {
 }
 
 static void log_start(const Manager *m) {
-        log_info("cgbalanced " CGBALANCE_VERSION " starting: %u CPUs in %u nodes, cgroups %s, "
+        log_info("cgbalanced " CGBALANCE_VERSION
+                 " starting: %u CPUs in %u NUMA node%s, cgroups %s, "
                  "tick %" PRIu64 " ms%s.",
                  topology_n_cpus(m->topo), topology_n_nodes(m->topo),
-                 cgroup_mode_to_string(m->layout.mode), m->tunables.interval_usec / 1000,
+                 topology_n_nodes(m->topo) == 1 ? "" : "s", cgroup_mode_to_string(m->layout.mode),
+                 m->tunables.interval_usec / 1000,
                  manager_dry_run(m) ? ", dry run: nothing will be changed" : "");
 }
 
