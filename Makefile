@@ -96,14 +96,19 @@ $(DAEMON_A): $(DAEMON_SRCS:%.c=$(BUILD)/%.o) | $(LIB_A)
 	@mkdir -p $(@D)
 	$(AR) rcs $@ $^
 
-$(LOADGEN_A): $(LOADGEN_SRCS:%.c=$(BUILD)/%.o) | $(LIB_A)
+# loadgen's objects go to lgobj/: $(BUILD)/loadgen is the program itself.
+$(LOADGEN_A): $(LOADGEN_SRCS:loadgen/%.c=$(BUILD)/lgobj/%.o) | $(LIB_A)
 	@mkdir -p $(@D)
 	$(AR) rcs $@ $^
 
 $(BUILD)/cgbalanced $(BUILD)/cgbalancectl: $(BUILD)/%: $(BUILD)/daemon/%.o $(DAEMON_A) $(LIB_A)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 
-$(BUILD)/loadgen: $(BUILD)/loadgen/loadgen.o $(LOADGEN_A) $(LIB_A)
+$(BUILD)/lgobj/%.o: loadgen/%.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/loadgen: $(BUILD)/lgobj/loadgen.o $(LOADGEN_A) $(LIB_A)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) -lm
 
 # ---- tests

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "load.h"
+#include "macro.h"
+
+static uint64_t gcd(uint64_t a, uint64_t b) {
+        while (b) {
+                uint64_t t = a % b;
+                a = b;
+                b = t;
+        }
+        return a;
+}
+
+/* A page step coprime with npages, so one pass of i*step % npages visits every page once, each
+ * far from the last: no prefetcher or TLB reach helps. */
+static uint64_t page_step(uint64_t npages) {
+        uint64_t step = 4099; /* prime, 16 MiB apart with 4 KiB pages */
+
+        if (npages <= 1)
+                return 1;
+        step %= npages;
+        while (step == 0 || gcd(step, npages) != 1)
+                step = (step + 1) % npages;
+        return step;
+}
+
+int mem_load_run(const LoadOptions *o, LoadResult *ret) {
+        uint64_t start = now_usec(), cpu0 = rusage_usec(RUSAGE_SELF);
+        uint64_t deadline = start + o->duration_usec, passes = 0, page, npages, step;
+        long ps = sysconf(_SC_PAGESIZE);
+        size_t pagesize = ps > 0 ? (size_t) ps : 4096;
+        volatile unsigned char *buf;
+        bool stopped = false;
+        void *m;
+
+        if (o->mem_bytes < pagesize || o->mem_bytes > SIZE_MAX)
+                return -ERANGE;
+        m = mmap(NULL, (size_t) o->mem_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                 -1, 0);
+        if (m == MAP_FAILED)
+                return negative_errno();
+        buf = m;
+        npages = o->mem_bytes / pagesize;
+        step = page_step(npages);
+
+        while (!stopped) {
+                /* A different cache line of each page every pass. */
+                size_t line = (size_t) (passes * 64) % pagesize;
+
+                page = 0;
+                for (uint64_t i = 0; i < npages; i++) {
+                        buf[page * pagesize + line]++;
+                        page = (page + step) % npages;
+                        if ((i & 1023) == 1023 && load_should_stop(o, deadline)) {
+                                stopped = true;
+                                break;
+                        }
+                }
+                if (!stopped)
+                        passes++;
+                stopped = stopped || load_should_stop(o, deadline);
+        }
+        (void) munmap(m, (size_t) o->mem_bytes);
+
+        *ret = (LoadResult){
+                .work = passes,
+                .elapsed_usec = now_usec() - start,
+                .cpu_usec = rusage_usec(RUSAGE_SELF) - cpu0,
+                .interrupted = o->stop && *o->stop,
+        };
+        return 0;
+}

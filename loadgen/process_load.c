@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "load.h"
+#include "macro.h"
+
+#define TOKENS 4u
+#define STOP_GRACE_USEC 1000000u
+
+static volatile sig_atomic_t child_stop;
+
+static void child_on_signal(int sig) {
+        (void) sig;
+        child_stop = 1;
+}
+
+/* One ring member: read a token from in, pass it to out, count the hop. SIGTERM is blocked except
+ * inside ppoll(), so a stop request can never slip in between the check and a blocking read. */
+_Noreturn static void ring_member(int in, int out, int report) {
+        struct sigaction sa = { .sa_handler = child_on_signal };
+        struct pollfd p = { .fd = in, .events = POLLIN };
+        sigset_t block, wait_mask;
+        uint64_t hops = 0;
+        char token;
+
+        (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+        sigemptyset(&block);
+        sigaddset(&block, SIGTERM);
+        sigaddset(&block, SIGINT);
+        (void) sigprocmask(SIG_BLOCK, &block, &wait_mask);
+        sigdelset(&wait_mask, SIGTERM);
+        sigdelset(&wait_mask, SIGINT);
+        (void) sigaction(SIGTERM, &sa, NULL);
+        (void) sigaction(SIGINT, &sa, NULL);
+
+        while (!child_stop) {
+                if (ppoll(&p, 1, NULL, &wait_mask) <= 0)
+                        continue; /* EINTR: child_stop is set */
+                if (read(in, &token, 1) != 1)
+                        continue; /* spurious wakeup (EAGAIN): poll again */
+                if (write(out, &token, 1) == 1)
+                        hops++;
+        }
+        /* 8 bytes <= PIPE_BUF: atomic even with every member writing at once. */
+        _exit(write(report, &hops, sizeof hops) == (ssize_t) sizeof hops ? 0 : 1);
+}
+
+static void close_all(int *fds, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                if (fds[i] >= 0)
+                        fds[i] = (close(fds[i]), -EBADF);
+}
+
+/* SIGTERM every member, wait up to the grace, then SIGKILL and reap the rest. */
+static void stop_members(pid_t *pids, size_t n) {
+        uint64_t deadline = now_usec() + STOP_GRACE_USEC;
+        size_t left = 0;
+
+        for (size_t i = 0; i < n; i++)
+                if (pids[i] > 0) {
+                        (void) kill(pids[i], SIGTERM);
+                        left++;
+                }
+        while (left > 0) {
+                for (size_t i = 0; i < n; i++)
+                        if (pids[i] > 0 && waitpid(pids[i], NULL, WNOHANG) != 0) {
+                                pids[i] = 0; /* reaped, or not ours (ECHILD) */
+                                left--;
+                        }
+                if (left == 0)
+                        break;
+                if (now_usec() >= deadline) {
+                        for (size_t i = 0; i < n; i++)
+                                if (pids[i] > 0) {
+                                        (void) kill(pids[i], SIGKILL);
+                                        (void) waitpid(pids[i], NULL, 0);
+                                        pids[i] = 0;
+                                }
+                        break;
+                }
+                usleep(1000);
+        }
+}
+
+static uint64_t collect_reports(int fd) {
+        uint64_t total = 0, hops;
+
+        while (read(fd, &hops, sizeof hops) == (ssize_t) sizeof hops)
+                total += hops;
+        return total;
+}
+
+int process_load_run(const LoadOptions *o, LoadResult *ret) {
+        size_t n = 4 * (size_t) MAX(o->ncpus, 1u), started = 0;
+        _cleanup_free_ int *ring = calloc(2 * n, sizeof(int));
+        _cleanup_free_ pid_t *pids = calloc(n, sizeof(pid_t));
+        int report[2] = { -EBADF, -EBADF }, r = 0;
+        uint64_t start, deadline, cpu0, self0;
+
+        if (!ring || !pids)
+                return -ENOMEM;
+        for (size_t i = 0; i < 2 * n; i++)
+                ring[i] = -EBADF;
+        for (size_t i = 0; i < n; i++)
+                if (pipe2(&ring[2 * i], O_CLOEXEC | O_NONBLOCK) < 0) {
+                        r = negative_errno();
+                        goto out;
+                }
+        if (pipe2(report, O_CLOEXEC) < 0) {
+                r = negative_errno();
+                goto out;
+        }
+        /* Tokens spread round the ring: member i reads ring[2i], writes ring[2(i+1)+1]. */
+        for (size_t t = 0; t < TOKENS; t++)
+                if (write(ring[2 * (t * n / TOKENS) + 1], "t", 1) != 1) {
+                        r = negative_errno();
+                        goto out;
+                }
+
+        cpu0 = rusage_usec(RUSAGE_CHILDREN);
+        self0 = rusage_usec(RUSAGE_SELF);
+        start = now_usec();
+        deadline = start + o->duration_usec;
+        for (; started < n; started++) {
+                pid_t pid = fork();
+
+                if (pid < 0) {
+                        r = negative_errno();
+                        goto out;
+                }
+                if (pid == 0) {
+                        (void) close(report[0]);
+                        ring_member(ring[2 * started], ring[2 * ((started + 1) % n) + 1],
+                                    report[1]);
+                }
+                pids[started] = pid;
+        }
+        close_all(ring, 2 * n);
+        report[1] = (close(report[1]), -EBADF);
+
+        while (!load_should_stop(o, deadline))
+                load_nap(deadline, 100000);
+
+        stop_members(pids, started);
+        *ret = (LoadResult){
+                .work = collect_reports(report[0]),
+                .elapsed_usec = now_usec() - start,
+                .cpu_usec = rusage_usec(RUSAGE_CHILDREN) - cpu0 + rusage_usec(RUSAGE_SELF) - self0,
+                .interrupted = o->stop && *o->stop,
+        };
+out:
+        stop_members(pids, started);
+        close_all(ring, 2 * n);
+        close_all(report, 2);
+        return r;
+}
