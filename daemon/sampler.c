@@ -385,20 +385,7 @@ static void sample_cpus(Sampler *s, const ProcStat *cur, bool deltas) {
 /* ---- threads */
 
 static int scratch_reserve(Sampler *s, size_t n) {
-        ThreadState *p;
-        size_t c;
-
-        if (n <= s->cap_scratch)
-                return 0;
-        c = s->cap_scratch ? s->cap_scratch * 2 : 16;
-        if (c < n)
-                c = n;
-        p = reallocarray(s->scratch, c, sizeof *p);
-        if (!p)
-                return -ENOMEM;
-        s->scratch = p;
-        s->cap_scratch = c;
-        return 0;
+        return greedy_realloc((void **) &s->scratch, &s->cap_scratch, n, sizeof *s->scratch, 16);
 }
 
 /* The thread's stat line, through its kept fd (opened now if the budget allows). -ESRCH: gone. */
@@ -794,20 +781,7 @@ static int read_main_stat(Sampler *s, TaskState *e, pid_t pid, TaskStat *ret) {
 }
 
 static int tasks_reserve(Sampler *s, size_t n) {
-        PolicyTask *p;
-        size_t c;
-
-        if (n <= s->cap_tasks)
-                return 0;
-        c = s->cap_tasks ? s->cap_tasks * 2 : 64;
-        if (c < n)
-                c = n;
-        p = reallocarray(s->tasks, c, sizeof *p);
-        if (!p)
-                return -ENOMEM;
-        s->tasks = p;
-        s->cap_tasks = c;
-        return 0;
+        return greedy_realloc((void **) &s->tasks, &s->cap_tasks, n, sizeof *s->tasks, 64);
 }
 
 /* Loads of the task from its threads' sums: over the interval, or over its life since boot. */
@@ -923,18 +897,7 @@ static int cmp_group(const void *a, const void *b) {
 }
 
 static int groups_reserve(Sampler *s, size_t n) {
-        GroupState *p;
-        size_t c;
-
-        if (n <= s->cap_groups)
-                return 0;
-        c = s->cap_groups ? s->cap_groups * 2 : 16;
-        p = reallocarray(s->groups, c, sizeof *p);
-        if (!p)
-                return -ENOMEM;
-        s->groups = p;
-        s->cap_groups = c;
-        return 0;
+        return greedy_realloc((void **) &s->groups, &s->cap_groups, n, sizeof *s->groups, 16);
 }
 
 /* The previous sample's state of path (its usage), or NULL. prev_groups is sorted. */

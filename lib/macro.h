@@ -34,6 +34,27 @@ static inline void *mfree(void *p) {
         return NULL;
 }
 
+/*
+ * Makes the array *p (of *cap elements of size bytes) hold at least need elements, doubling from
+ * initial so appends cost O(1) on average. 0, or -ENOMEM with *p and *cap untouched.
+ */
+static inline int greedy_realloc(void **p, size_t *cap, size_t need, size_t size, size_t initial) {
+        size_t c;
+        void *q;
+
+        if (need <= *cap)
+                return 0;
+        c = *cap ? *cap * 2 : initial;
+        if (c < need)
+                c = need;
+        q = reallocarray(*p, c, size);
+        if (!q)
+                return -ENOMEM;
+        *p = q;
+        *cap = c;
+        return 0;
+}
+
 static inline void closep(int *fd) {
         if (*fd >= 0) {
                 int saved = errno;
