@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "bus-api.h"
+#include "json.h"
 #include "log.h"
 #include "macro.h"
 
@@ -211,105 +212,6 @@ static void status_done(Status *s) {
 }
 
 #define ITEMS(type, array) ((const type *) (array).items)
-
-/* ---- JSON: a tiny emitter, pretty-printed, two spaces a level */
-
-typedef struct Json {
-        FILE *f;
-        unsigned depth;
-        bool need_comma; /* a value was written at this level */
-        bool after_key;
-} Json;
-
-static void json_prefix(Json *j) {
-        if (j->after_key) {
-                j->after_key = false;
-                return;
-        }
-        if (j->need_comma)
-                fputc(',', j->f);
-        if (j->depth > 0)
-                fprintf(j->f, "\n%*s", (int) (2 * j->depth), "");
-}
-
-static void json_begin(Json *j, char open) {
-        json_prefix(j);
-        fputc(open, j->f);
-        j->depth++;
-        j->need_comma = false;
-}
-
-static void json_end(Json *j, char close) {
-        j->depth--;
-        if (j->need_comma) /* not empty */
-                fprintf(j->f, "\n%*s", (int) (2 * j->depth), "");
-        fputc(close, j->f);
-        j->need_comma = true;
-        if (j->depth == 0)
-                fputc('\n', j->f);
-}
-
-/* D-Bus strings are valid UTF-8 (sd-bus checks), so only quotes, backslashes and control
- * characters need escaping. */
-static void json_quoted(FILE *f, const char *s) {
-        fputc('"', f);
-        for (const unsigned char *p = (const unsigned char *) strna(s); *p; p++) {
-                switch (*p) {
-                case '"': fputs("\\\"", f); break;
-                case '\\': fputs("\\\\", f); break;
-                case '\n': fputs("\\n", f); break;
-                case '\t': fputs("\\t", f); break;
-                case '\r': fputs("\\r", f); break;
-                case '\b': fputs("\\b", f); break;
-                case '\f': fputs("\\f", f); break;
-                default:
-                        if (*p < 0x20 || *p == 0x7f)
-                                fprintf(f, "\\u%04x", *p);
-                        else
-                                fputc(*p, f);
-                }
-        }
-        fputc('"', f);
-}
-
-static void json_key(Json *j, const char *key) {
-        json_prefix(j);
-        json_quoted(j->f, key);
-        fputs(": ", j->f);
-        j->after_key = true;
-}
-
-static void json_string(Json *j, const char *key, const char *value) {
-        if (key)
-                json_key(j, key);
-        json_prefix(j);
-        json_quoted(j->f, value);
-        j->need_comma = true;
-}
-
-static void json_u64(Json *j, const char *key, uint64_t value) {
-        if (key)
-                json_key(j, key);
-        json_prefix(j);
-        fprintf(j->f, "%" PRIu64, value);
-        j->need_comma = true;
-}
-
-static void json_i64(Json *j, const char *key, int64_t value) {
-        if (key)
-                json_key(j, key);
-        json_prefix(j);
-        fprintf(j->f, "%" PRIi64, value);
-        j->need_comma = true;
-}
-
-static void json_bool(Json *j, const char *key, bool value) {
-        if (key)
-                json_key(j, key);
-        json_prefix(j);
-        fputs(value ? "true" : "false", j->f);
-        j->need_comma = true;
-}
 
 /* ---- reading and writing each property */
 
