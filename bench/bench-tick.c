@@ -214,6 +214,7 @@ static int group_make(Bench *b) {
  * lib/cgroup fail. A slice someone else uses meanwhile stays (rmdir says EBUSY). */
 static void group_remove(Bench *b) {
         const char *bases[] = { b->layout.cpu_path, b->layout.cpuacct_path, b->layout.cpuset_path,
+                                b->layout.memory_path,
                                 b->layout.mode == CGROUP_MODE_V1 ? "" : b->layout.unified_path };
         const char *rel[] = { b->group, b->slice_existed ? NULL : SLICE };
 

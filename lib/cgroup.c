@@ -6,10 +6,13 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libcgroup.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fileio.h"
@@ -342,6 +345,7 @@ static int apply_mount(CgroupLayout *l, const char *root, Field mnt, Field fstyp
                 { "cpu", offsetof(CgroupLayout, cpu_path) },
                 { "cpuacct", offsetof(CgroupLayout, cpuacct_path) },
                 { "cpuset", offsetof(CgroupLayout, cpuset_path) },
+                { "memory", offsetof(CgroupLayout, memory_path) },
         };
 
         if (field_is(fstype, "cgroup2"))
@@ -362,9 +366,9 @@ static int apply_mount(CgroupLayout *l, const char *root, Field mnt, Field fstyp
 }
 
 /* Sets the mode from what was found and keeps only the paths that mode uses. l holds the v1
- * mounts and the cgroup2 mount; v2_cpu and v2_cpuset say which controllers the cgroup2 mount has.
- */
-static void layout_finish(CgroupLayout *l, bool v2_cpu, bool v2_cpuset) {
+ * mounts and the cgroup2 mount; v2_cpu, v2_cpuset and v2_memory say which controllers the cgroup2
+ * mount has. */
+static void layout_finish(CgroupLayout *l, bool v2_cpu, bool v2_cpuset, bool v2_memory) {
         if (l->cpu_path[0]) {
                 l->mode = l->unified_path[0] ? CGROUP_MODE_HYBRID : CGROUP_MODE_V1;
                 return;
@@ -377,6 +381,7 @@ static void layout_finish(CgroupLayout *l, bool v2_cpu, bool v2_cpuset) {
         l->cpuacct_path[0] = '\0'; /* cpu.stat has the usage */
         strcpy(l->cpu_path, v2_cpu ? l->unified_path : "");
         strcpy(l->cpuset_path, v2_cpuset ? l->unified_path : "");
+        strcpy(l->memory_path, v2_memory ? l->unified_path : "");
 }
 
 int cgroup_layout_parse(const char *mountinfo, const char *v2_controllers, const char *root,
@@ -402,7 +407,8 @@ int cgroup_layout_parse(const char *mountinfo, const char *v2_controllers, const
                 p = *end ? end + 1 : end;
         }
         layout_finish(&l, list_has(c, strlen(c), " \n", "cpu"),
-                      list_has(c, strlen(c), " \n", "cpuset"));
+                      list_has(c, strlen(c), " \n", "cpuset"),
+                      list_has(c, strlen(c), " \n", "memory"));
         *ret = l;
         return 0;
 }
@@ -477,7 +483,7 @@ static int detect_controller(const char *controller, char *v1_path, bool *on_v2)
 
 int cgroup_layout_detect(CgroupLayout *ret) {
         CgroupLayout l = {}, mi;
-        bool cpu_v2 = false, cpuset_v2 = false;
+        bool cpu_v2 = false, cpuset_v2 = false, memory_v2 = false;
         int r;
 
         if (!ret)
@@ -496,10 +502,12 @@ int cgroup_layout_detect(CgroupLayout *ret) {
                         r = detect_controller("cpuacct", l.cpuacct_path, NULL);
                 if (r >= 0)
                         r = detect_controller("cpuset", l.cpuset_path, &cpuset_v2);
+                if (r >= 0)
+                        r = detect_controller("memory", l.memory_path, &memory_v2);
                 if (r < 0)
                         return r;
         }
-        layout_finish(&l, cpu_v2, cpuset_v2);
+        layout_finish(&l, cpu_v2, cpuset_v2, memory_v2);
         *ret = l;
         return 0;
 }
@@ -537,17 +545,23 @@ typedef struct Hierarchy {
         const char *base;
 } Hierarchy;
 
+#define N_LC_HIERARCHIES 4
+/* ... and the hybrid mirror */
+#define N_BASES (N_LC_HIERARCHIES + 1)
+
 /*
  * The hierarchies libcgroup handles for us, cpuset first: v1 writes a moved task to each in turn
  * and stops at the first refusal, and the cpuset is the one that refuses (empty cpus or mems).
  * unique: one entry per mount, for deleting and moving (cpu and cpuacct may be co-mounted, and
  * on v2 all are the same directory).
  */
-static size_t lc_hierarchies(const CgroupLayout *l, bool unique, Hierarchy out[static 3]) {
-        const Hierarchy all[] = {
+static size_t lc_hierarchies(const CgroupLayout *l, bool unique,
+                             Hierarchy out[static N_LC_HIERARCHIES]) {
+        const Hierarchy all[N_LC_HIERARCHIES] = {
                 { "cpuset", l->cpuset_path },
                 { "cpu", l->cpu_path },
                 { "cpuacct", l->cpuacct_path },
+                { "memory", l->memory_path },
         };
         size_t n = 0;
 
@@ -565,10 +579,11 @@ static size_t lc_hierarchies(const CgroupLayout *l, bool unique, Hierarchy out[s
 }
 
 /* The cgroup2 directories libcgroup cannot make, as it only knows the cgroup2 mount through
- * controllers: the hybrid mirror, or every group of a v2 mount offering neither cpu nor cpuset. */
+ * controllers: the hybrid mirror, or every group of a v2 mount offering none of cpu, cpuset and
+ * memory. */
 static bool unified_by_hand(const CgroupLayout *l) {
-        return l->mode == CGROUP_MODE_HYBRID ||
-               (l->mode == CGROUP_MODE_V2 && !l->cpu_path[0] && !l->cpuset_path[0]);
+        return l->mode == CGROUP_MODE_HYBRID || (l->mode == CGROUP_MODE_V2 && !l->cpu_path[0] &&
+                                                 !l->cpuset_path[0] && !l->memory_path[0]);
 }
 
 static int lc_new(const char *group, const Hierarchy *h, size_t n, struct cgroup **ret) {
@@ -702,6 +717,85 @@ int cgroup_set_cpuset(const CgroupLayout *l, const char *path, const CpuMask *cp
                         (const char *const[]){ c, m });
 }
 
+/* ---- memory */
+
+static bool memory_is_v2(const CgroupLayout *l) {
+        return l->mode == CGROUP_MODE_V2;
+}
+
+/* 1 if base/group/file exists, 0 if not, else -errno: for control files kernels may lack. */
+static int file_exists(const char *base, const char *group, const char *file) {
+        _cleanup_free_ char *path = NULL;
+        int r = build_path(&path, base, group, file);
+
+        if (r < 0)
+                return r;
+        if (access(path, F_OK) < 0)
+                return errno == ENOENT ? 0 : negative_errno();
+        return 1;
+}
+
+int cgroup_set_memory_max(const CgroupLayout *l, const char *path, uint64_t bytes) {
+        bool v2 = memory_is_v2(l), raising;
+        const char *limit = v2 ? "memory.max" : "memory.limit_in_bytes";
+        const char *swap = v2 ? "memory.swap.max" : "memory.memsw.limit_in_bytes";
+        char value[32];
+        uint64_t cur;
+        int r;
+
+        r = check_group(path, true);
+        if (r < 0)
+                return r;
+        if (bytes == 0)
+                return -EINVAL;
+        if (!l->memory_path[0])
+                return -EOPNOTSUPP;
+        (void) snprintf(value, sizeof value, "%" PRIu64, bytes);
+        r = file_exists(l->memory_path, path, swap);
+        if (r < 0)
+                return r;
+        if (r == 0) /* no swap accounting; or no group, which the write then reports */
+                return lc_write(l->memory_path, "memory", path, 1, &limit,
+                                (const char *const[]){ value });
+        if (v2)
+                return lc_write(l->memory_path, "memory", path, 2,
+                                (const char *const[]){ limit, swap },
+                                (const char *const[]){ value, "0" });
+        /* v1 wants limit <= memsw limit at every step: raise memsw first, lower it last. */
+        r = read_u64_at(l->memory_path, path, limit, &cur);
+        if (r < 0)
+                return r;
+        raising = bytes > cur;
+        return lc_write(l->memory_path, "memory", path, 2,
+                        (const char *const[]){ raising ? swap : limit, raising ? limit : swap },
+                        (const char *const[]){ value, value });
+}
+
+int cgroup_read_memory_peak(const CgroupLayout *l, const char *path, uint64_t *ret_bytes) {
+        bool v2 = memory_is_v2(l);
+        uint64_t v;
+        int r = check_group(path, true);
+
+        if (r < 0)
+                return r;
+        if (!ret_bytes)
+                return -EINVAL;
+        if (!l->memory_path[0])
+                return -EOPNOTSUPP;
+        r = read_u64_at(l->memory_path, path, v2 ? "memory.peak" : "memory.max_usage_in_bytes", &v);
+        if (r == -ENOENT && v2) {
+                /* memory.peak is Linux 5.19+, and not in the root group */
+                int e = group_exists(l->memory_path, path);
+
+                if (e != 0)
+                        r = e < 0 ? e : -EOPNOTSUPP;
+        }
+        if (r < 0)
+                return r;
+        *ret_bytes = v;
+        return 0;
+}
+
 /* ---- create and remove */
 
 /* The parent of a non-root group: "" for a top-level one. */
@@ -753,7 +847,7 @@ static int unified_mkdir(const CgroupLayout *l, const char *group) {
 /* Creates one group whose parent exists. */
 static int create_one(const CgroupLayout *l, const char *group) {
         _cleanup_lc_cgroup_ struct cgroup *cg = NULL;
-        Hierarchy h[3];
+        Hierarchy h[N_LC_HIERARCHIES];
         size_t n = lc_hierarchies(l, /* unique= */ false, h);
         int r;
 
@@ -831,7 +925,7 @@ static int has_children(const char *base, const char *group) {
 }
 
 /* The bases where the group lives, libcgroup's then the cgroup2 directory made by hand. */
-static size_t group_bases(const CgroupLayout *l, Hierarchy out[static 4]) {
+static size_t group_bases(const CgroupLayout *l, Hierarchy out[static N_BASES]) {
         size_t n = lc_hierarchies(l, /* unique= */ true, out);
 
         if (unified_by_hand(l))
@@ -893,7 +987,7 @@ static int unified_remove(const CgroupLayout *l, const char *group) {
 
 int cgroup_remove(const CgroupLayout *l, const char *path) {
         _cleanup_lc_cgroup_ struct cgroup *cg = NULL;
-        Hierarchy b[4], h[3];
+        Hierarchy b[N_BASES], h[N_LC_HIERARCHIES];
         size_t nb, nh = 0;
         bool found = false;
         int r = check_group(path, false);
@@ -940,15 +1034,20 @@ int cgroup_remove(const CgroupLayout *l, const char *path) {
 
 int cgroup_attach_tid(const CgroupLayout *l, const char *path, pid_t tid) {
         _cleanup_lc_cgroup_ struct cgroup *cg = NULL;
-        Hierarchy h[3];
-        size_t n;
+        Hierarchy all[N_LC_HIERARCHIES], h[N_LC_HIERARCHIES];
+        size_t na, n = 0;
         int r = check_group(path, true);
 
         if (r < 0)
                 return r;
         if (tid <= 0)
                 return -EINVAL;
-        n = lc_hierarchies(l, /* unique= */ true, h);
+        na = lc_hierarchies(l, /* unique= */ true, all);
+        /* Memory is charged to the mm's owner: a lone thread there would mean nothing. (A memory
+         * controller co-mounted with cpu moves along, as the kernel has it.) */
+        for (size_t i = 0; i < na; i++)
+                if (!streq(all[i].controller, "memory"))
+                        h[n++] = all[i];
         if (l->mode == CGROUP_MODE_V2 || n == 0)
                 return -EOPNOTSUPP;
         r = lc_new(path, h, n, &cg);
@@ -959,7 +1058,7 @@ int cgroup_attach_tid(const CgroupLayout *l, const char *path, pid_t tid) {
 }
 
 int cgroup_attach_pid(const CgroupLayout *l, const char *path, pid_t pid) {
-        Hierarchy b[4];
+        Hierarchy b[N_BASES];
         size_t n;
         char text[16];
         int r = check_group(path, true);
@@ -993,6 +1092,279 @@ int cgroup_attach_pid(const CgroupLayout *l, const char *path, pid_t pid) {
                         return r;
         }
         return 0;
+}
+
+/* ---- listing and killing processes */
+
+static inline void closedirp(DIR **d) {
+        if (*d)
+                (void) closedir(*d);
+}
+#define _cleanup_closedir_ _cleanup_(closedirp)
+
+typedef struct PidList {
+        pid_t *ids;
+        size_t n, cap;
+} PidList;
+
+static void pid_list_done(PidList *p) {
+        p->ids = mfree(p->ids);
+        p->n = p->cap = 0;
+}
+
+static int pid_list_append(PidList *p, const pid_t *ids, size_t n) {
+        if (n == 0)
+                return 0;
+        if (greedy_realloc((void **) &p->ids, &p->cap, p->n + n, sizeof *p->ids, 64) < 0)
+                return -ENOMEM;
+        memcpy(p->ids + p->n, ids, n * sizeof *ids);
+        p->n += n;
+        return 0;
+}
+
+static int cmp_pid(const void *a, const void *b) {
+        pid_t x = *(const pid_t *) a, y = *(const pid_t *) b;
+
+        return x < y ? -1 : x > y;
+}
+
+/* Several lists (groups, hierarchies) into one sorted set. */
+static void pid_list_sort_unique(PidList *p) {
+        size_t k = 0;
+
+        if (p->n == 0)
+                return;
+        qsort(p->ids, p->n, sizeof *p->ids, cmp_pid);
+        for (size_t i = 1; i < p->n; i++)
+                if (p->ids[i] != p->ids[k])
+                        p->ids[++k] = p->ids[i];
+        p->n = k + 1;
+}
+
+static bool pid_list_has(const PidList *p, pid_t pid) {
+        return p->n > 0 && bsearch(&pid, p->ids, p->n, sizeof *p->ids, cmp_pid);
+}
+
+/* Appends the processes of the group open at dfd and, if recursive, of its descendants. A
+ * descendant removed while we look is skipped; the group's own removal is -ENOENT or -ENODEV. */
+static int collect_at(int dfd, bool recursive, PidList *out) {
+        _cleanup_free_ pid_t *ids = NULL;
+        _cleanup_closedir_ DIR *d = NULL;
+        struct dirent *de;
+        size_t n = 0;
+        int fd, r;
+
+        r = proc_task_ids_read_at(dfd, "cgroup.procs", &ids, &n);
+        if (r >= 0)
+                r = pid_list_append(out, ids, n);
+        if (r < 0 || !recursive)
+                return r;
+        fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        d = fdopendir(fd);
+        if (!d) {
+                r = negative_errno();
+                (void) close(fd);
+                return r;
+        }
+        while ((de = readdir(d))) {
+                _cleanup_close_ int cfd = -EBADF;
+
+                if (streq(de->d_name, ".") || streq(de->d_name, "..") ||
+                    (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN))
+                        continue;
+                cfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (cfd < 0) {
+                        if (errno == ENOENT || errno == ENOTDIR) /* gone, or a file */
+                                continue;
+                        return negative_errno();
+                }
+                r = collect_at(cfd, true, out);
+                if (r < 0 && r != -ENOENT && r != -ENODEV)
+                        return r;
+        }
+        return 0;
+}
+
+/* Appends the processes of base/group (and descendants): 1, or 0 if the group is not there. */
+static int collect(const char *base, const char *group, bool recursive, PidList *out) {
+        _cleanup_free_ char *dir = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        int r = build_path(&dir, base, group, NULL);
+
+        if (r < 0)
+                return r;
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? 0 : negative_errno();
+        r = collect_at(fd, recursive, out);
+        if (r == -ENOENT || r == -ENODEV)
+                return 0;
+        return r < 0 ? r : 1;
+}
+
+/* Where cgroup_list_procs() reads: one hierarchy every group of ours is in. */
+static const char *procs_base(const CgroupLayout *l) {
+        if (l->mode == CGROUP_MODE_V2)
+                return l->unified_path;
+        return l->cpu_path[0] ? l->cpu_path : l->cpuset_path[0] ? l->cpuset_path : l->memory_path;
+}
+
+int cgroup_list_procs(const CgroupLayout *l, const char *path, bool recursive, pid_t **ret,
+                      size_t *ret_n) {
+        _cleanup_(pid_list_done) PidList p = {};
+        const char *base = procs_base(l);
+        int r = check_group(path, true);
+
+        if (r < 0)
+                return r;
+        if (!ret || !ret_n)
+                return -EINVAL;
+        if (!*base)
+                return -EOPNOTSUPP;
+        r = collect(base, path, recursive, &p);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return -ENOENT;
+        pid_list_sort_unique(&p);
+        *ret_n = p.n;
+        *ret = TAKE_PTR(p.ids); /* NULL if nothing was appended */
+        return 0;
+}
+
+/* The processes of the group and its descendants in every hierarchy we use, sorted: 1, or 0 if
+ * the group exists in none. */
+static int collect_everywhere(const CgroupLayout *l, const char *group, PidList *out) {
+        Hierarchy b[N_BASES];
+        size_t n = group_bases(l, b);
+        bool found = false;
+
+        if (n == 0)
+                return -EOPNOTSUPP;
+        for (size_t i = 0; i < n; i++) {
+                int r = collect(b[i].base, group, /* recursive= */ true, out);
+
+                if (r < 0)
+                        return r;
+                found = found || r > 0;
+        }
+        pid_list_sort_unique(out);
+        return found;
+}
+
+/* cgroup.kill of the group's cgroup2 directory, where there is one: the kernel kills the whole
+ * subtree and fails forks racing with it. */
+static int unified_kill(const CgroupLayout *l, const char *group) {
+        _cleanup_free_ char *path = NULL;
+        int r;
+
+        if (l->mode != CGROUP_MODE_V2 && l->mode != CGROUP_MODE_HYBRID)
+                return 0;
+        r = build_path(&path, l->unified_path, group, "cgroup.kill");
+        if (r >= 0)
+                r = write_file(path, "1");
+        /* ENOENT: before Linux 5.14, or no mirror; EOPNOTSUPP: a threaded group */
+        return r == -ENOENT || r == -EOPNOTSUPP ? 0 : r;
+}
+
+#define KILL_BATCH 64
+
+/*
+ * SIGKILLs those of ids[0..n) (n <= KILL_BATCH) that are still in the group. Each is opened as a
+ * pidfd before the group is read again, so a PID that was reused meanwhile is either not listed
+ * any more or, if listed again, belongs to another process than the pidfd's, which then gets
+ * ESRCH: nothing outside the group is hit. Where pidfd_open() fails otherwise (ENOSYS before
+ * Linux 5.3), kill() after the second read: a PID reused in between could be hit.
+ */
+static int kill_batch(const CgroupLayout *l, const char *group, const pid_t *ids, size_t n,
+                      size_t *signalled) {
+        _cleanup_(pid_list_done) PidList again = {};
+        int fds[KILL_BATCH], r;
+
+        for (size_t i = 0; i < n; i++) {
+                fds[i] = pidfd_open(ids[i], 0);
+                if (fds[i] < 0)
+                        fds[i] = negative_errno();
+        }
+        r = collect_everywhere(l, group, &again);
+        for (size_t i = 0; i < n; i++) {
+                int k = 0;
+
+                if (r >= 0 && fds[i] != -ESRCH && pid_list_has(&again, ids[i])) {
+                        k = fds[i] >= 0 ? pidfd_send_signal(fds[i], SIGKILL, NULL, 0)
+                                        : kill(ids[i], SIGKILL);
+                        *signalled += k >= 0;
+                }
+                if (k < 0 && errno != ESRCH && r >= 0)
+                        r = negative_errno();
+                if (fds[i] >= 0)
+                        (void) close(fds[i]);
+        }
+        return r < 0 ? r : 0;
+}
+
+static uint64_t now_usec(void) {
+        struct timespec ts;
+
+        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+}
+
+static void sleep_usec(uint64_t usec) {
+        struct timespec ts = { .tv_sec = (time_t) (usec / 1000000),
+                               .tv_nsec = (long) (usec % 1000000) * 1000 };
+
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+                ;
+}
+
+/* One round: 1 if the group is empty (or gone), 0 after signalling what is there. */
+static int kill_round(const CgroupLayout *l, const char *group, bool first, size_t *signalled) {
+        _cleanup_(pid_list_done) PidList p = {};
+        int r = collect_everywhere(l, group, &p);
+
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return first ? -ENOENT : 1; /* gone: removed by someone else meanwhile */
+        if (p.n == 0)
+                return 1;
+        if (pid_list_has(&p, getpid()))
+                return -EDEADLK;
+        r = unified_kill(l, group);
+        for (size_t i = 0; r >= 0 && i < p.n; i += KILL_BATCH)
+                r = kill_batch(l, group, p.ids + i, MIN(p.n - i, (size_t) KILL_BATCH), signalled);
+        return r < 0 ? r : 0;
+}
+
+int cgroup_kill_all(const CgroupLayout *l, const char *path, uint64_t timeout_usec) {
+        uint64_t start = now_usec(), pause_usec = 1000;
+        size_t signalled = 0;
+        int r = check_group(path, false);
+
+        if (r < 0)
+                return r;
+        for (unsigned round = 0;; round++) {
+                uint64_t elapsed;
+
+                r = kill_round(l, path, round == 0, &signalled);
+                if (r != 0) {
+                        log_debug("kill %s: %zu SIGKILLs in %u rounds: %s", path, signalled, round,
+                                  r < 0 ? strerror(-r) : "empty");
+                        return r < 0 ? r : 0;
+                }
+                elapsed = now_usec() - start;
+                if (elapsed >= timeout_usec) {
+                        log_debug("kill %s: %zu SIGKILLs in %u rounds, still busy", path, signalled,
+                                  round + 1);
+                        return -EBUSY;
+                }
+                /* killed processes take a moment to exit: do not spin */
+                sleep_usec(MIN(pause_usec, timeout_usec - elapsed));
+                pause_usec = MIN(pause_usec * 2, 16000);
+        }
 }
 
 /* ---- reading usage and pressure */

@@ -3,13 +3,16 @@
 
 /*
  * cgroup access: where the controllers are (v1, v2 or hybrid), creating and removing groups,
- * CPU weight, cpuset, moving tasks, and reading a group's CPU usage and pressure.
+ * CPU weight, cpuset, memory limit, moving tasks, listing and killing a group's processes, and
+ * reading a group's CPU usage, memory peak and pressure.
  *
  * Hosts come in three shapes, and the daemon works on each:
  *   v2      one cgroup2 mount with the cpu controller: cpu.weight, cpu.stat usage_usec,
- *           cpu.pressure, cgroup.procs, cpuset.cpus/mems, all in the same directory.
- *   v1      cpu (cpu.shares), cpuacct (cpuacct.usage) and cpuset as cgroup v1 hierarchies, no
- *           cgroup2 mount: no per-group pressure.
+ *           cpu.pressure, cgroup.procs, cpuset.cpus/mems, memory.max/peak, all in the same
+ *           directory.
+ *   v1      cpu (cpu.shares), cpuacct (cpuacct.usage), cpuset and memory
+ *           (memory.limit_in_bytes) as cgroup v1 hierarchies, no cgroup2 mount: no per-group
+ *           pressure.
  *   hybrid  the v1 controllers plus a cgroup2 mount without controllers (systemd's "unified"
  *           mount, or /sys/fs/cgroup/unified on the dev machines). v1 groups have no *.pressure
  *           files, but a group made in the cgroup2 mount has them for the processes written to
@@ -35,8 +38,9 @@
  * Errors are negative errno values; ret_ arguments are written only on success. Besides those
  * listed per function, every function may return:
  *   -EINVAL       bad group path or argument
- *   -EOPNOTSUPP   the host lacks what it needs (no cpu controller, no cpuacct, no cpuset, or, for
- *                 pressure, no cgroup2 mount at all; a thread move on v2)
+ *   -EOPNOTSUPP   the host lacks what it needs (no cpu controller, no cpuacct, no cpuset, no
+ *                 memory controller, or, for pressure, no cgroup2 mount at all; a thread move on
+ *                 v2)
  *   -ENOENT       the group (or its hybrid mirror) does not exist
  *   -ENAMETOOLONG a path beyond CGROUP_PATH_MAX
  *   and the errno of the failed system call: -EACCES/-EPERM (not allowed), -EROFS (read-only
@@ -63,16 +67,17 @@ typedef enum CgroupMode {
 
 /*
  * Where things are. A plain value: copy it, build it in tests. A path is "" when the thing is
- * absent. On v2, cpu_path and cpuset_path are unified_path when those controllers are enabled in
- * the root's cgroup.controllers and cpuacct_path is "" (cpu.stat has the usage). On v1 and hybrid
- * they are the v1 mount points (cpu and cpuacct may be the same, co-mounted, directory); a
- * cpuset on the cgroup2 mount while cpu is on v1 is not used.
+ * absent. On v2, cpu_path, cpuset_path and memory_path are unified_path when those controllers
+ * are listed in the root's cgroup.controllers, and cpuacct_path is "" (cpu.stat has the usage).
+ * On v1 and hybrid they are the v1 mount points (cpu and cpuacct may be the same, co-mounted,
+ * directory); a cpuset or memory controller on the cgroup2 mount while cpu is on v1 is not used.
  */
 typedef struct CgroupLayout {
         CgroupMode mode;
         char cpu_path[CGROUP_PATH_MAX];
         char cpuacct_path[CGROUP_PATH_MAX];
         char cpuset_path[CGROUP_PATH_MAX];
+        char memory_path[CGROUP_PATH_MAX];
         char unified_path[CGROUP_PATH_MAX]; /* the cgroup2 mount */
 } CgroupLayout;
 
@@ -101,8 +106,8 @@ int cgroup_layout_parse(const char *mountinfo, const char *v2_controllers, const
 int cgroup_layout_load_at(const char *root, CgroupLayout *ret);
 
 /*
- * The live layout: initialises libcgroup (cgroup_init()), asks it where the cpu, cpuacct and
- * cpuset controllers are and on which version, and finds the cgroup2 mount in
+ * The live layout: initialises libcgroup (cgroup_init()), asks it where the cpu, cpuacct, cpuset
+ * and memory controllers are and on which version, and finds the cgroup2 mount in
  * /proc/self/mountinfo. Succeeds with mode CGROUP_MODE_NONE when nothing is mounted. Call it
  * again after mounts change.
  */
@@ -151,11 +156,12 @@ int cgroup_set_cpuset(const CgroupLayout *l, const char *path, const CpuMask *cp
 
 /*
  * Creates the group, and missing parents, in every hierarchy we use: cpu, cpuacct (v1, if a
- * separate mount), cpuset, and on hybrid hosts the mirror under the cgroup2 mount. An existing
- * group is fine (0) and left as it is. A new v1 cpuset group, and a new parent, gets its parent's
- * cpuset.cpus and cpuset.mems, so tasks can be attached before cgroup_set_cpuset() (v1 refuses
- * tasks in a group with empty cpus or mems). On v2, libcgroup enables the controllers in the
- * parents' cgroup.subtree_control and never disables them.
+ * separate mount), cpuset, memory, and on hybrid hosts the mirror under the cgroup2 mount. An
+ * existing group is fine (0) and left as it is. A new v1 cpuset group, and a new parent, gets
+ * its parent's cpuset.cpus and cpuset.mems, so tasks can be attached before cgroup_set_cpuset()
+ * (v1 refuses tasks in a group with empty cpus or mems). On v2, libcgroup enables the
+ * controllers (memory too, when present) in the parents' cgroup.subtree_control and never
+ * disables them.
  */
 int cgroup_create(const CgroupLayout *l, const char *path);
 
@@ -170,18 +176,76 @@ int cgroup_remove(const CgroupLayout *l, const char *path);
 /*
  * Moves one thread (v1: written to each hierarchy's "tasks"; the cpuset first, so a cpuset that
  * refuses it moves nothing). Threads of a process can only be split on v1, so -EOPNOTSUPP on v2;
- * on hybrid hosts the mirror, which can only hold whole processes, is left alone.
+ * on hybrid hosts the mirror, which can only hold whole processes, is left alone, and so is a
+ * separate v1 memory hierarchy: the kernel charges a process's memory to the group of its
+ * mm's owner, whatever group a lone thread is in, so memory follows the process
+ * (cgroup_attach_pid()).
  */
 int cgroup_attach_tid(const CgroupLayout *l, const char *path, pid_t tid);
 
 /*
  * Moves a whole process, all its threads, by writing its PID to cgroup.procs in each hierarchy
- * (cpuset first), and on hybrid hosts to the mirror's when the mirror exists. The kernel moves
- * the thread group at once (v1 since Linux 3.0, and v2), where libcgroup would move thread by
- * thread (cgroup_change_cgroup_path() walks /proc/PID/task) and miss threads created meanwhile.
- * A failure may leave the process moved in the hierarchies before the failing one.
+ * (cpuset first, then cpu, cpuacct, memory), and on hybrid hosts to the mirror's when the mirror
+ * exists. The kernel moves the thread group at once (v1 since Linux 3.0, and v2), where
+ * libcgroup would move thread by thread (cgroup_change_cgroup_path() walks /proc/PID/task) and
+ * miss threads created meanwhile. A failure may leave the process moved in the hierarchies
+ * before the failing one (-ENOENT for a group made by someone else without its memory group).
  */
 int cgroup_attach_pid(const CgroupLayout *l, const char *path, pid_t pid);
+
+/*
+ * The memory limit: v1 memory.limit_in_bytes, v2 memory.max. Swap is kept out of it, so the
+ * limit is one of RAM: v2 memory.swap.max = 0 and v1 memory.memsw.limit_in_bytes = bytes, each
+ * where the kernel has the file (swap accounting); on v1 the two are written in the order the
+ * kernel accepts (limit <= memsw limit at every step). The kernel rounds bytes down to whole
+ * pages; a value beyond what it can count means no limit. A process that goes over it, with
+ * nothing left to reclaim, is killed by the kernel's OOM killer (SIGKILL). -EINVAL for 0,
+ * -EOPNOTSUPP without a memory controller. Below what the group uses now: v1 reclaims and, if it
+ * cannot free enough, fails with -EBUSY and keeps the old limit; v2 sets the limit anyway and
+ * reclaims, OOM-killing in the group if it must.
+ */
+int cgroup_set_memory_max(const CgroupLayout *l, const char *path, uint64_t bytes);
+
+/*
+ * The most memory the group has used since it was made, in bytes: v1 memory.max_usage_in_bytes,
+ * v2 memory.peak (Linux 5.19+; -EOPNOTSUPP on older kernels, and for the v2 root group, which has
+ * no such file). -EOPNOTSUPP without a memory controller, -EINVAL if the file is malformed.
+ */
+int cgroup_read_memory_peak(const CgroupLayout *l, const char *path, uint64_t *ret_bytes);
+
+/*
+ * The processes in the group and, if recursive, in all its descendant groups: cgroup.procs of
+ * the cpu hierarchy (on v1 and hybrid hosts; else cpuset, else memory), or of the cgroup2 mount
+ * on v2. Sorted, without duplicates; *ret is malloc'ed (the caller frees it), NULL when *ret_n is
+ * 0. A process that has exited is no longer listed, even while it is a zombie not yet reaped.
+ * The list is a snapshot: processes fork, exit and move meanwhile. -ENOENT if the group does not
+ * exist; a descendant removed while being read counts as empty. Errors of
+ * proc_task_ids_read_at() (-EBADMSG for a malformed list). (Not named cgroup_get_procs():
+ * libcgroup exports a function of that name, which ours would replace inside libcgroup too.)
+ */
+int cgroup_list_procs(const CgroupLayout *l, const char *path, bool recursive, pid_t **ret,
+                      size_t *ret_n);
+
+/*
+ * SIGKILLs every process in the group and its descendants, in every hierarchy we use (cpu,
+ * cpuacct, cpuset, memory, the hybrid mirror: a process may sit in the group in one hierarchy
+ * and elsewhere in another), and repeats while any is left (a forking process adds new ones),
+ * pausing 1 ms, doubling up to 16 ms, between rounds. Where the group's cgroup2 directory has
+ * cgroup.kill (v2 and the hybrid mirror, Linux 5.14+) "1" is written to it first each round: the
+ * kernel then also stops forks racing with the kill. Returns 0 once no process is listed in any
+ * hierarchy: an exited process is not listed, so a killed child of the caller may still be a
+ * zombie for the caller to reap. -EBUSY if some are still there after timeout_usec (0: one round;
+ * e.g. tasks frozen by a v1 freezer cannot die until thawed).
+ *
+ * It never signals a process outside the group: each listed PID is opened as a pidfd, the lists
+ * are read again, and only a process still listed is signalled, through its pidfd (a PID reused
+ * meanwhile is not hit). Without pidfds (Linux < 5.3) it falls back to kill() after the second
+ * read, where a PID freed and reused between that read and the kill() would be hit. -EINVAL for the
+ * root group (""); -EDEADLK if the caller's own process is in the group (checked every round before
+ * signalling, so nothing is signalled if it was there from the start); -ENOENT if the group exists
+ * in no hierarchy; -EPERM if a process may not be signalled.
+ */
+int cgroup_kill_all(const CgroupLayout *l, const char *path, uint64_t timeout_usec);
 
 /* CPU time used by the group's tasks: v2 cpu.stat usage_usec; v1 cpuacct.usage (ns, rounded
  * down to usec). -EINVAL if the file is malformed. */

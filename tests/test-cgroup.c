@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -201,7 +202,7 @@ static void expect_path(const char *got, const char *root, const char *suffix, c
 }
 
 static void expect_layout(const char *rel, CgroupMode mode, const char *cpu, const char *cpuacct,
-                          const char *cpuset, const char *unified) {
+                          const char *cpuset, const char *memory, const char *unified) {
         _cleanup_free_ char *root = NULL;
         _cleanup_free_ CgroupLayout *l = load_fixture(rel, &root);
 
@@ -209,26 +210,71 @@ static void expect_layout(const char *rel, CgroupMode mode, const char *cpu, con
         expect_path(l->cpu_path, root, cpu, "cpu");
         expect_path(l->cpuacct_path, root, cpuacct, "cpuacct");
         expect_path(l->cpuset_path, root, cpuset, "cpuset");
+        expect_path(l->memory_path, root, memory, "memory");
         expect_path(l->unified_path, root, unified, "unified");
 }
 
 Test(cgroup, layout_of_a_v1_host) {
         expect_layout("cgroup/v1", CGROUP_MODE_V1, "/sys/fs/cgroup/cpu,cpuacct",
-                      "/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/cpuset", "");
+                      "/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/cpuset",
+                      "/sys/fs/cgroup/memory", "");
 }
 
 Test(cgroup, layout_of_a_hybrid_host) {
         expect_layout("cgroup/hybrid", CGROUP_MODE_HYBRID, "/sys/fs/cgroup/cpu",
-                      "/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup/cpuset", "/sys/fs/cgroup/unified");
+                      "/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup/cpuset", "/sys/fs/cgroup/memory",
+                      "/sys/fs/cgroup/unified");
 }
 
 Test(cgroup, layout_of_a_v2_host) {
         expect_layout("cgroup/v2", CGROUP_MODE_V2, "/sys/fs/cgroup", "", "/sys/fs/cgroup",
-                      "/sys/fs/cgroup");
+                      "/sys/fs/cgroup", "/sys/fs/cgroup");
 }
 
 Test(cgroup, layout_of_a_v2_host_without_cpu_controller) {
-        expect_layout("cgroup/v2-nocpu", CGROUP_MODE_V2, "", "", "", "/sys/fs/cgroup");
+        /* cgroup.controllers: "memory pids" */
+        expect_layout("cgroup/v2-nocpu", CGROUP_MODE_V2, "", "", "", "/sys/fs/cgroup",
+                      "/sys/fs/cgroup");
+}
+
+/* Where the memory controller is, for each shape of host: only where the mode uses it. */
+Test(cgroup, layout_parse_finds_the_memory_controller) {
+        static const char v1_mem[] = "28 24 0:24 / /cg/cpu rw - cgroup cgroup rw,cpu,cpuacct\n"
+                                     "30 24 0:26 / /cg/mem\\040ory rw - cgroup cgroup rw,memory\n"
+                                     "31 24 0:27 / /cg/mem2 rw - cgroup cgroup rw,memory\n";
+        static const char v1_comounted[] =
+                "28 24 0:24 / /cg/cpu rw - cgroup cgroup rw,cpu,memory\n";
+        static const char v1_nomem[] = "28 24 0:24 / /cg/cpu rw - cgroup cgroup rw,cpu,cpuacct\n"
+                                       "29 24 0:25 / /cg/set rw - cgroup cgroup rw,cpuset\n";
+        static const char hybrid_nomem[] = "28 24 0:24 / /cg/cpu rw - cgroup cgroup rw,cpu\n"
+                                           "41 24 0:38 / /cg/unified rw - cgroup2 cgroup2 rw\n";
+        static const char v2[] = "26 22 0:24 / /cg rw - cgroup2 cgroup2 rw\n";
+        static const struct {
+                const char *mountinfo, *controllers, *memory;
+                CgroupMode mode;
+        } cases[] = {
+                { v1_mem, NULL, "/cg/mem ory", CGROUP_MODE_V1 }, /* the first mount */
+                { v1_comounted, NULL, "/cg/cpu", CGROUP_MODE_V1 },
+                { v1_nomem, NULL, "", CGROUP_MODE_V1 },
+                /* memory on the cgroup2 mount while cpu is on v1: not used */
+                { hybrid_nomem, "memory", "", CGROUP_MODE_HYBRID },
+                { v2, "cpuset cpu io memory pids\n", "/cg", CGROUP_MODE_V2 },
+                { v2, "memory", "/cg", CGROUP_MODE_V2 },
+                { v2, "cpu io memoryx", "", CGROUP_MODE_V2 },
+                { v2, NULL, "", CGROUP_MODE_V2 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_free_ CgroupLayout *l = calloc(1, sizeof *l);
+
+                cr_assert_not_null(l);
+                cr_assert_eq(cgroup_layout_parse(cases[i].mountinfo, cases[i].controllers, NULL, l),
+                             0, "case %zu", i);
+                cr_expect_eq(l->mode, cases[i].mode, "case %zu: mode %s", i,
+                             cgroup_mode_to_string(l->mode));
+                cr_expect_str_eq(l->memory_path, cases[i].memory, "case %zu: \"%s\"", i,
+                                 l->memory_path);
+        }
 }
 
 Test(cgroup, layout_load_at_missing_root_is_enoent) {
@@ -453,6 +499,11 @@ Test(cgroup, writers_refuse_bad_arguments_first) {
         cr_expect_eq(cgroup_remove(l, ""), -EINVAL);
         cr_expect_eq(cgroup_attach_tid(l, "g", 0), -EINVAL);
         cr_expect_eq(cgroup_attach_pid(l, "g", -1), -EINVAL);
+        cr_expect_eq(cgroup_set_memory_max(l, "g", 0), -EINVAL);
+        cr_expect_eq(cgroup_set_memory_max(l, "../g", 1 << 20), -EINVAL);
+        cr_expect_eq(cgroup_kill_all(l, "", 0), -EINVAL, "the root group");
+        cr_expect_eq(cgroup_kill_all(l, "a//b", 0), -EINVAL);
+        cr_expect_eq(cgroup_kill_all(l, NULL, 0), -EINVAL);
 }
 
 Test(cgroup, native_weight_range_follows_the_version) {
@@ -471,11 +522,21 @@ Test(cgroup, thread_moves_are_unsupported_on_v2) {
 
 Test(cgroup, nothing_to_manage_in_mode_none) {
         CgroupLayout *l = calloc(1, sizeof *l);
+        pid_t *pids = (pid_t *) l;
+        size_t n = 4242;
+        uint64_t peak = 4242;
 
         cr_assert_not_null(l);
         cr_expect_eq(cgroup_create(l, "g"), -EOPNOTSUPP);
         cr_expect_eq(cgroup_remove(l, "g"), -EOPNOTSUPP);
         cr_expect_eq(cgroup_attach_pid(l, "g", 1), -EOPNOTSUPP);
+        cr_expect_eq(cgroup_set_memory_max(l, "g", 1 << 20), -EOPNOTSUPP);
+        cr_expect_eq(cgroup_read_memory_peak(l, "g", &peak), -EOPNOTSUPP);
+        cr_expect_eq(cgroup_list_procs(l, "g", true, &pids, &n), -EOPNOTSUPP);
+        cr_expect_eq(cgroup_kill_all(l, "g", 0), -EOPNOTSUPP);
+        cr_expect_eq(peak, 4242);
+        cr_expect_eq(n, 4242);
+        cr_expect_eq(pids, (pid_t *) l, "written on failure");
         free(l);
 }
 
@@ -521,6 +582,7 @@ Test(cgroup, attach_pid_on_hybrid_writes_each_hierarchy_and_the_mirror) {
         expect_procs(dir, "sys/fs/cgroup/cpuset/cgbalance.slice/grp/cgroup.procs", "4242");
         expect_procs(dir, "sys/fs/cgroup/cpu/cgbalance.slice/grp/cgroup.procs", "4242");
         expect_procs(dir, "sys/fs/cgroup/cpuacct/cgbalance.slice/grp/cgroup.procs", "4242");
+        expect_procs(dir, "sys/fs/cgroup/memory/cgbalance.slice/grp/cgroup.procs", "4242");
         expect_procs(dir, "sys/fs/cgroup/unified/cgbalance.slice/grp/cgroup.procs", "4242");
         expect_procs(dir, "sys/fs/cgroup/cpu/cgbalance.slice/grp/tasks", "");
         rm_rf(dir);
@@ -533,6 +595,7 @@ Test(cgroup, attach_pid_on_hybrid_without_mirror_still_moves) {
         cr_assert_eq(cgroup_attach_pid(l, "cgbalance.slice/nomirror", 77), 0);
         expect_procs(dir, "sys/fs/cgroup/cpu/cgbalance.slice/nomirror/cgroup.procs", "77");
         expect_procs(dir, "sys/fs/cgroup/cpuset/cgbalance.slice/nomirror/cgroup.procs", "77");
+        expect_procs(dir, "sys/fs/cgroup/memory/cgbalance.slice/nomirror/cgroup.procs", "77");
         rm_rf(dir);
 }
 
@@ -543,6 +606,28 @@ Test(cgroup, attach_pid_on_v1_comounted_writes_once_per_mount) {
         cr_assert_eq(cgroup_attach_pid(l, "cgbalance.slice/grp", 99), 0);
         expect_procs(dir, "sys/fs/cgroup/cpu,cpuacct/cgbalance.slice/grp/cgroup.procs", "99");
         expect_procs(dir, "sys/fs/cgroup/cpuset/cgbalance.slice/grp/cgroup.procs", "99");
+        expect_procs(dir, "sys/fs/cgroup/memory/cgbalance.slice/grp/cgroup.procs", "99");
+        rm_rf(dir);
+}
+
+Test(cgroup, attach_pid_without_memory_controller_leaves_memory_alone) {
+        _cleanup_free_ char *dir = NULL;
+        _cleanup_free_ CgroupLayout *l = load_copy("cgroup/v1", &dir);
+
+        l->memory_path[0] = '\0';
+        cr_assert_eq(cgroup_attach_pid(l, "cgbalance.slice/grp", 99), 0);
+        expect_procs(dir, "sys/fs/cgroup/cpu,cpuacct/cgbalance.slice/grp/cgroup.procs", "99");
+        expect_procs(dir, "sys/fs/cgroup/memory/cgbalance.slice/grp/cgroup.procs", "8\n");
+        rm_rf(dir);
+}
+
+Test(cgroup, attach_pid_to_group_missing_in_memory_is_enoent) {
+        _cleanup_free_ char *dir = NULL, *mem = NULL;
+        _cleanup_free_ CgroupLayout *l = load_copy("cgroup/v1", &dir);
+
+        cr_assert_gt(asprintf(&mem, "%s/sys/fs/cgroup/memory/cgbalance.slice/grp", dir), 0);
+        rm_rf(mem);
+        cr_expect_eq(cgroup_attach_pid(l, "cgbalance.slice/grp", 99), -ENOENT);
         rm_rf(dir);
 }
 
@@ -563,6 +648,147 @@ Test(cgroup, attach_pid_to_missing_group_is_enoent) {
         rm_rf(dir);
 }
 
+/* ---- memory and process lists from fixture trees */
+
+static void expect_peak(const char *rel, const char *group, int err, uint64_t want) {
+        _cleanup_free_ CgroupLayout *l = load_fixture(rel, NULL);
+        uint64_t got = 4242;
+        int r = cgroup_read_memory_peak(l, group, &got);
+
+        cr_expect_eq(r, err, "%s %s: %d (%s)", rel, group, r, strerror(-r));
+        cr_expect_eq(got, err < 0 ? 4242 : want, "%s %s: %" PRIu64, rel, group, got);
+}
+
+Test(cgroup, memory_peak_on_v1_is_max_usage_in_bytes) {
+        expect_peak("cgroup/v1", "cgbalance.slice/grp", 0, 16781312);
+}
+
+Test(cgroup, memory_peak_on_hybrid_comes_from_v1_memory_not_the_mirror) {
+        expect_peak("cgroup/hybrid", "cgbalance.slice/grp", 0, 4096000);
+}
+
+Test(cgroup, memory_peak_on_v2_is_memory_peak) {
+        expect_peak("cgroup/v2", "cgbalance.slice/grp", 0, 25165824);
+}
+
+Test(cgroup, memory_peak_without_memory_peak_file_is_unsupported) {
+        /* a kernel before 5.19: the group is there, memory.peak is not */
+        expect_peak("cgroup/v2", "cgbalance.slice/no-usage", -EOPNOTSUPP, 0);
+}
+
+Test(cgroup, memory_peak_of_missing_group_is_enoent) {
+        expect_peak("cgroup/v2", "cgbalance.slice/gone", -ENOENT, 0);
+        expect_peak("cgroup/v1", "cgbalance.slice/gone", -ENOENT, 0);
+}
+
+Test(cgroup, memory_peak_rejects_malformed_file) {
+        expect_peak("cgroup/v2", "cgbalance.slice/bad-stat", -EINVAL, 0);
+}
+
+Test(cgroup, memory_without_memory_controller_is_unsupported) {
+        _cleanup_free_ CgroupLayout *l = load_fixture("cgroup/hybrid", NULL);
+        uint64_t peak = 4242;
+
+        l->memory_path[0] = '\0';
+        cr_expect_eq(cgroup_read_memory_peak(l, "cgbalance.slice/grp", &peak), -EOPNOTSUPP);
+        cr_expect_eq(cgroup_set_memory_max(l, "cgbalance.slice/grp", 1 << 20), -EOPNOTSUPP);
+        cr_expect_eq(peak, 4242);
+}
+
+/* Runs cgroup_list_procs() and compares with want[0..n_want). */
+static void expect_list(const CgroupLayout *l, const char *group, bool recursive, const pid_t *want,
+                        size_t n_want) {
+        _cleanup_free_ pid_t *got = NULL;
+        size_t n = 4242;
+        int r = cgroup_list_procs(l, group, recursive, &got, &n);
+
+        cr_assert_eq(r, 0, "%s: %d (%s)", group, r, strerror(-r));
+        cr_assert_eq(n, n_want, "%s%s: %zu processes", group, recursive ? " (recursive)" : "", n);
+        cr_expect_eq(got == NULL, n == 0, "NULL exactly when empty");
+        for (size_t i = 0; i < n; i++)
+                cr_expect_eq(got[i], want[i], "%s: [%zu] = %d", group, i, (int) got[i]);
+}
+
+/*
+ * The PIDs in these fixtures may be real processes here: never hand a fixture layout holding
+ * them to cgroup_kill_all().
+ */
+Test(cgroup, list_procs_sorts_and_drops_duplicates) {
+        _cleanup_free_ CgroupLayout *l = load_fixture("cgroup/v1", NULL);
+
+        /* cgroup.procs "30 10 10": v1 promises neither order nor uniqueness */
+        expect_list(l, "cgbalance.slice/tree", false, (const pid_t[]){ 10, 30 }, 2);
+}
+
+Test(cgroup, list_procs_recursive_includes_every_descendant) {
+        _cleanup_free_ CgroupLayout *l = load_fixture("cgroup/v1", NULL);
+
+        expect_list(l, "cgbalance.slice/tree", true, (const pid_t[]){ 5, 10, 20, 30 }, 4);
+        expect_list(l, "cgbalance.slice/tree/a", true, (const pid_t[]){ 5, 20 }, 2);
+        expect_list(l, "cgbalance.slice/tree/a", false, (const pid_t[]){ 20 }, 1);
+}
+
+Test(cgroup, list_procs_reads_cpu_else_cpuset_else_memory) {
+        _cleanup_free_ CgroupLayout *l = load_fixture("cgroup/v1", NULL);
+
+        expect_list(l, "cgbalance.slice/grp", false, NULL, 0); /* cpu,cpuacct: empty */
+        l->cpu_path[0] = '\0';
+        expect_list(l, "cgbalance.slice/grp", false, (const pid_t[]){ 7 }, 1);
+        l->cpuset_path[0] = '\0';
+        expect_list(l, "cgbalance.slice/grp", false, (const pid_t[]){ 8 }, 1);
+}
+
+Test(cgroup, list_procs_on_v2_reads_the_group) {
+        _cleanup_free_ char *dir = NULL, *procs = NULL;
+        _cleanup_free_ CgroupLayout *l = load_copy("cgroup/v2", &dir);
+        _cleanup_close_ int fd = -EBADF;
+
+        cr_assert_gt(asprintf(&procs, "%s/sys/fs/cgroup/cgbalance.slice/grp/cgroup.procs", dir), 0);
+        fd = open(procs, O_WRONLY | O_TRUNC | O_CLOEXEC);
+        cr_assert_geq(fd, 0);
+        cr_assert_eq(write(fd, "77\n", 3), 3);
+        /* groups without cgroup.procs (bad-stat, no-usage) are no groups */
+        expect_list(l, "cgbalance.slice", true, (const pid_t[]){ 77 }, 1);
+        rm_rf(dir);
+}
+
+Test(cgroup, list_procs_of_missing_group_is_enoent) {
+        _cleanup_free_ CgroupLayout *l = load_fixture("cgroup/v1", NULL);
+        pid_t *pids = (pid_t *) l;
+        size_t n = 4242;
+
+        cr_expect_eq(cgroup_list_procs(l, "cgbalance.slice/gone", true, &pids, &n), -ENOENT);
+        cr_expect_eq(cgroup_list_procs(l, "cgbalance.slice/grp", true, NULL, &n), -EINVAL);
+        cr_expect_eq(cgroup_list_procs(l, "../grp", true, &pids, &n), -EINVAL);
+        cr_expect_eq(n, 4242);
+        cr_expect_eq(pids, (pid_t *) l, "written on failure");
+}
+
+Test(cgroup, list_procs_rejects_a_malformed_list) {
+        _cleanup_free_ CgroupLayout *l = load_fixture("cgroup/v1", NULL);
+        pid_t *pids = NULL;
+        size_t n = 4242;
+
+        cr_expect_eq(cgroup_list_procs(l, "cgbalance.slice/bad-procs", false, &pids, &n), -EBADMSG);
+        cr_expect_eq(n, 4242);
+}
+
+/* The only fixture handed to cgroup_kill_all(): its one process is the test itself. */
+Test(cgroup, kill_all_refuses_to_kill_its_caller) {
+        _cleanup_free_ char *dir = NULL, *procs = NULL, *pid = NULL;
+        _cleanup_free_ CgroupLayout *l = load_copy("cgroup/v2", &dir);
+        _cleanup_close_ int fd = -EBADF;
+
+        cr_assert_gt(asprintf(&procs, "%s/sys/fs/cgroup/cgbalance.slice/grp/cgroup.procs", dir), 0);
+        cr_assert_gt(asprintf(&pid, "%d\n", (int) getpid()), 0);
+        fd = open(procs, O_WRONLY | O_TRUNC | O_CLOEXEC);
+        cr_assert_geq(fd, 0);
+        cr_assert_eq(write(fd, pid, strlen(pid)), (ssize_t) strlen(pid));
+        cr_expect_eq(cgroup_kill_all(l, "cgbalance.slice/grp", 0), -EDEADLK);
+        cr_expect_eq(cgroup_kill_all(l, "cgbalance.slice/gone", 0), -ENOENT);
+        rm_rf(dir);
+}
+
 /* ---- real cgroups on this machine: root only, each test in its own group */
 
 #define SLICE "cgbalance.slice"
@@ -572,6 +798,11 @@ static char live_group[128], live_inner[160];
 static bool live_ready, slice_existed;
 static pid_t kids[8];
 static size_t n_kids;
+static char freezer_group[64]; /* a v1 freezer group of ours, "" if none */
+
+#define FREEZER "/sys/fs/cgroup/freezer"
+#define MiB (UINT64_C(1024) * 1024)
+#define USEC_PER_SEC UINT64_C(1000000)
 
 static bool dir_exists(const char *base, const char *group) {
         _cleanup_free_ char *p = NULL;
@@ -582,8 +813,8 @@ static bool dir_exists(const char *base, const char *group) {
 }
 
 /* Every directory a group of ours lives in, one per mount. */
-static size_t live_bases(const char *out[static 4]) {
-        const char *all[] = { live.cpu_path, live.cpuacct_path, live.cpuset_path,
+static size_t live_bases(const char *out[static 5]) {
+        const char *all[] = { live.cpu_path, live.cpuacct_path, live.cpuset_path, live.memory_path,
                               live.mode == CGROUP_MODE_V1 ? "" : live.unified_path };
         size_t n = 0;
 
@@ -628,15 +859,36 @@ static void need_v1_cpuset(void) {
 /* Runs even when an assertion failed: kill our children, then remove what we made, through the
  * code under test and, should that be broken, by hand. */
 static void live_end(void) {
-        const char *bases[4];
+        const char *bases[5];
         size_t n;
 
+        /* a frozen child would not die, and waitpid() would wait for ever */
+        if (freezer_group[0]) {
+                _cleanup_free_ char *p = NULL;
+                int fd = -EBADF;
+
+                if (asprintf(&p, FREEZER "/%s/freezer.state", freezer_group) > 0)
+                        fd = open(p, O_WRONLY | O_CLOEXEC);
+                if (fd >= 0) {
+                        (void) !write(fd, "THAWED", 6);
+                        (void) close(fd);
+                }
+        }
         for (size_t i = 0; i < n_kids; i++) {
                 (void) kill(kids[i], SIGKILL);
                 (void) waitpid(kids[i], NULL, 0);
         }
+        n_kids = 0;
+        if (freezer_group[0]) {
+                _cleanup_free_ char *p = NULL;
+
+                if (asprintf(&p, FREEZER "/%s", freezer_group) > 0)
+                        (void) rmdir(p);
+        }
         if (!live_ready)
                 return;
+        /* what our children left (a forker's children) */
+        (void) cgroup_kill_all(&live, live_group, 2 * USEC_PER_SEC);
         (void) cgroup_remove(&live, live_inner);
         (void) cgroup_remove(&live, live_group);
         n = live_bases(bases);
@@ -680,17 +932,49 @@ static void sleep_ms(long ms) {
 /* ---- children: they never return and never assert; live_end() kills them */
 
 static pid_t spawn(void (*body)(void)) {
-        pid_t pid;
+        pid_t parent = getpid(), pid;
 
         cr_assert_lt(n_kids, ELEMENTSOF(kids));
         pid = fork();
         cr_assert_geq(pid, 0);
         if (pid == 0) {
+                /* a timed-out test runs no .fini: do not outlive it (not inherited by forks) */
+                die_with_parent(parent);
                 body();
                 _exit(0);
         }
         kids[n_kids++] = pid;
         return pid;
+}
+
+/* Waits up to 5 s for a child that should end and forgets it, so live_end() signals no reused
+ * PID; one that does not end fails the test (and live_end() kills it). */
+static int reap(pid_t pid) {
+        int st = 0;
+        pid_t r = 0;
+
+        for (int i = 0; i < 500 && r == 0; i++) {
+                r = waitpid(pid, &st, WNOHANG);
+                if (r == 0)
+                        sleep_ms(10);
+        }
+        cr_assert_eq(r, pid, "child %d did not end: %s", (int) pid, r < 0 ? strerror(errno) : "");
+        for (size_t i = 0; i < n_kids; i++)
+                if (kids[i] == pid) {
+                        kids[i] = kids[--n_kids];
+                        break;
+                }
+        return st;
+}
+
+static bool killed_by_sigkill(int st) {
+        return WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL;
+}
+
+static bool still_running(pid_t pid) {
+        int st;
+
+        return waitpid(pid, &st, WNOHANG) == 0;
 }
 
 static void sleep_forever(void) {
@@ -773,7 +1057,7 @@ static bool task_in(pid_t pid, pid_t tid, const char *controller, const char *gr
 }
 
 /* The hierarchies a moved process shows up in: "" is the cgroup2 one. */
-static size_t live_hierarchies(const char *out[static 4]) {
+static size_t live_hierarchies(const char *out[static 5]) {
         size_t n = 0;
 
         if (live.mode == CGROUP_MODE_V2) {
@@ -785,6 +1069,8 @@ static size_t live_hierarchies(const char *out[static 4]) {
                 out[n++] = "cpuacct";
         if (live.cpuset_path[0])
                 out[n++] = "cpuset";
+        if (live.memory_path[0])
+                out[n++] = "memory";
         if (live.mode == CGROUP_MODE_HYBRID)
                 out[n++] = "";
         return n;
@@ -807,11 +1093,12 @@ Test(cgroup_live, detect_agrees_with_mountinfo) {
         cr_expect_str_eq(live.cpu_path, mi->cpu_path);
         cr_expect_str_eq(live.cpuacct_path, mi->cpuacct_path);
         cr_expect_str_eq(live.cpuset_path, mi->cpuset_path);
+        cr_expect_str_eq(live.memory_path, mi->memory_path);
         cr_expect_str_eq(live.unified_path, mi->unified_path);
 }
 
 Test(cgroup_live, create_makes_the_group_in_every_hierarchy) {
-        const char *bases[4];
+        const char *bases[5];
         size_t n;
 
         live_create();
@@ -942,7 +1229,7 @@ Test(cgroup_live, set_cpuset_outside_the_parent_is_eacces) {
 }
 
 Test(cgroup_live, attach_pid_moves_every_thread_everywhere) {
-        const char *h[4];
+        const char *h[5];
         size_t n;
         pid_t pid, tid;
 
@@ -970,6 +1257,8 @@ Test(cgroup_live, attach_tid_moves_only_that_thread) {
         cr_expect_not(task_in(pid, pid, "cpu", live_group), "main thread moved too");
         if (live.mode == CGROUP_MODE_HYBRID)
                 cr_expect_not(task_in(pid, tid, "", live_group), "mirror took a lone thread");
+        if (live.memory_path[0] && !streq(live.memory_path, live.cpu_path))
+                cr_expect_not(task_in(pid, tid, "memory", live_group), "memory took a lone thread");
 }
 
 Test(cgroup_live, attach_pid_refused_by_empty_cpuset_moves_nothing) {
@@ -1051,7 +1340,7 @@ Test(cgroup_live, pressure_counts_stalls_of_the_group) {
 }
 
 Test(cgroup_live, remove_moves_tasks_to_the_parent_and_deletes_everywhere) {
-        const char *bases[4], *h[4];
+        const char *bases[5], *h[5];
         size_t nb, nh;
         pid_t pid;
 
@@ -1069,7 +1358,7 @@ Test(cgroup_live, remove_moves_tasks_to_the_parent_and_deletes_everywhere) {
 
 Test(cgroup_live, remove_with_a_child_group_is_ebusy_and_changes_nothing) {
         _cleanup_free_ char *inner = NULL;
-        const char *bases[4];
+        const char *bases[5];
         size_t n;
 
         live_create();
@@ -1092,4 +1381,316 @@ Test(cgroup_live, remove_of_missing_group_is_enoent) {
 Test(cgroup_live, set_weight_of_missing_group_is_enoent) {
         live_begin();
         cr_expect_eq(cgroup_set_cpu_weight(&live, live_group, 100), -ENOENT);
+}
+
+/* ---- memory limits, live */
+
+static void need_memory(void) {
+        if (!live.memory_path[0])
+                cr_skip_test("no memory controller here (mode %s)",
+                             cgroup_mode_to_string(live.mode));
+}
+
+static const char *limit_file(void) {
+        return live.mode == CGROUP_MODE_V2 ? "memory.max" : "memory.limit_in_bytes";
+}
+
+static const char *swap_file(void) {
+        return live.mode == CGROUP_MODE_V2 ? "memory.swap.max" : "memory.memsw.limit_in_bytes";
+}
+
+static int go_pipe[2] = { -1, -1 }, done_pipe[2] = { -1, -1 };
+static size_t touch_bytes;
+
+/* Waits for the parent's go, touches touch_bytes of fresh memory, says so and sleeps. */
+static void touch_memory(void) {
+        char c, *p;
+
+        if (read(go_pipe[0], &c, 1) != 1)
+                _exit(1);
+        p = mmap(NULL, touch_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+                _exit(2);
+        for (size_t i = 0; i < touch_bytes; i += 4096)
+                p[i] = 1;
+        if (write(done_pipe[1], "x", 1) != 1)
+                _exit(3);
+        sleep_forever();
+}
+
+/* A child in live_group that touches bytes once it is there: true once it has, false if it
+ * died trying. */
+static bool run_toucher(size_t bytes, pid_t *ret_pid) {
+        pid_t pid;
+        ssize_t n;
+        char c;
+
+        touch_bytes = bytes;
+        cr_assert_eq(pipe2(go_pipe, O_CLOEXEC), 0);
+        cr_assert_eq(pipe2(done_pipe, O_CLOEXEC), 0);
+        pid = spawn(touch_memory);
+        (void) close(go_pipe[0]);
+        (void) close(done_pipe[1]);
+        cr_assert_eq(cgroup_attach_pid(&live, live_group, pid), 0);
+        cr_assert_eq(write(go_pipe[1], "g", 1), 1);
+        n = read(done_pipe[0], &c, 1); /* 0: the child's end closed, it is dead */
+        (void) close(go_pipe[1]);
+        (void) close(done_pipe[0]);
+        *ret_pid = pid;
+        return n == 1;
+}
+
+Test(cgroup_live, memory_max_bounds_the_peak_of_a_child) {
+        _cleanup_free_ char *limit = NULL;
+        uint64_t peak = 0;
+        pid_t pid;
+        int r;
+
+        live_create();
+        need_memory();
+        cr_assert_eq(cgroup_set_memory_max(&live, live_group, 32 * MiB), 0);
+        limit = live_read(live.memory_path, live_group, limit_file());
+        cr_expect_str_eq(limit, "33554432\n");
+        cr_assert(run_toucher(16 * MiB, &pid), "the child died touching 16 MiB of 32");
+        r = cgroup_read_memory_peak(&live, live_group, &peak);
+        if (r == -EOPNOTSUPP)
+                cr_skip_test("no memory.peak: Linux before 5.19");
+        cr_assert_eq(r, 0, "%s", strerror(-r));
+        cr_expect_geq(peak, 16 * MiB, "peak %" PRIu64, peak);
+        cr_expect_leq(peak, 32 * MiB, "peak %" PRIu64, peak);
+}
+
+Test(cgroup_live, memory_max_oom_kills_a_child_going_over_it) {
+        pid_t pid;
+        int st;
+
+        live_create();
+        need_memory();
+        cr_assert_eq(cgroup_set_memory_max(&live, live_group, 32 * MiB), 0);
+        cr_assert_not(run_toucher(64 * MiB, &pid), "the child touched 64 MiB under 32");
+        st = reap(pid);
+        cr_expect(killed_by_sigkill(st), "status %#x", st);
+}
+
+/* Down, up, down, up: a wrong order of limit and memsw limit is EINVAL on v1. */
+Test(cgroup_live, memory_max_keeps_swap_out_of_the_limit) {
+        static const uint64_t steps[] = { 32 * MiB, 64 * MiB, 16 * MiB, 48 * MiB };
+        _cleanup_free_ char *swap_path = NULL;
+
+        live_create();
+        need_memory();
+        cr_assert_gt(asprintf(&swap_path, "%s/%s/%s", live.memory_path, live_group, swap_file()),
+                     0);
+        if (access(swap_path, F_OK) < 0)
+                cr_skip_test("no swap accounting: %s", swap_path);
+        for (size_t i = 0; i < ELEMENTSOF(steps); i++) {
+                _cleanup_free_ char *want = NULL, *limit = NULL, *swap = NULL;
+                int r = cgroup_set_memory_max(&live, live_group, steps[i]);
+
+                cr_assert_eq(r, 0, "%" PRIu64 ": %s", steps[i], strerror(-r));
+                cr_assert_gt(asprintf(&want, "%" PRIu64 "\n", steps[i]), 0);
+                limit = live_read(live.memory_path, live_group, limit_file());
+                swap = live_read(live.memory_path, live_group, swap_file());
+                cr_expect_str_eq(limit, want);
+                cr_expect_str_eq(swap, live.mode == CGROUP_MODE_V2 ? "0\n" : want);
+        }
+}
+
+Test(cgroup_live, memory_max_below_use_is_ebusy_on_v1_and_keeps_the_limit) {
+        _cleanup_free_ char *limit = NULL;
+        pid_t pid;
+        int r;
+
+        live_create();
+        need_memory();
+        if (live.mode == CGROUP_MODE_V2)
+                cr_skip_test("v2 takes the limit and OOM-kills instead");
+        cr_assert_eq(cgroup_set_memory_max(&live, live_group, 64 * MiB), 0);
+        cr_assert(run_toucher(16 * MiB, &pid), "the child died touching 16 MiB of 64");
+        /* no swap: the child's anonymous memory cannot be reclaimed */
+        r = cgroup_set_memory_max(&live, live_group, 4 * MiB);
+        cr_expect_eq(r, -EBUSY, "got %d (%s)", r, strerror(-r));
+        limit = live_read(live.memory_path, live_group, limit_file());
+        cr_expect_str_eq(limit, "67108864\n");
+        cr_expect(still_running(pid), "the child was killed");
+}
+
+/* ---- listing and killing, live */
+
+static char *pid_text(pid_t pid) {
+        char *s = NULL;
+
+        cr_assert_gt(asprintf(&s, "%d", (int) pid), 0);
+        return s;
+}
+
+Test(cgroup_live, list_procs_lists_attached_processes_once) {
+        pid_t a, b, tid;
+
+        live_create();
+        cr_assert_eq(cgroup_create(&live, live_inner), 0);
+        a = spawn_two_threads(&tid);
+        b = spawn(sleep_forever);
+        cr_assert_eq(cgroup_attach_pid(&live, live_group, a), 0);
+        cr_assert_eq(cgroup_attach_pid(&live, live_inner, b), 0);
+        expect_list(&live, live_group, false, (const pid_t[]){ a }, 1);
+        expect_list(&live, live_inner, false, (const pid_t[]){ b }, 1);
+        expect_list(&live, live_group, true,
+                    a < b ? (const pid_t[]){ a, b } : (const pid_t[]){ b, a }, 2);
+}
+
+Test(cgroup_live, list_procs_of_missing_group_is_enoent) {
+        pid_t *pids = NULL;
+        size_t n = 4242;
+
+        live_begin();
+        cr_expect_eq(cgroup_list_procs(&live, live_group, false, &pids, &n), -ENOENT);
+        cr_expect_eq(n, 4242);
+}
+
+/* Forks a child every millisecond, each living 5 s unless killed; SIGCHLD ignored, so the
+ * children that end are reaped at once. */
+static void fork_forever(void) {
+        (void) signal(SIGCHLD, SIG_IGN);
+        for (;;) {
+                if (fork() == 0) {
+                        sleep_ms(5000);
+                        _exit(0);
+                }
+                sleep_ms(1);
+        }
+}
+
+/* A process in the slice everywhere but in base, where it is in live_group. */
+static pid_t spawn_split(const char *base) {
+        _cleanup_free_ char *text = NULL;
+        pid_t pid = spawn(sleep_forever);
+
+        text = pid_text(pid);
+        cr_assert_eq(cgroup_attach_pid(&live, SLICE, pid), 0);
+        live_write(base, live_group, "cgroup.procs", text);
+        return pid;
+}
+
+Test(cgroup_live, kill_all_ends_a_forking_group_its_children_and_nothing_else) {
+        pid_t forker, inner, outside, in_parent, split_mem = 0, split_mirror = 0;
+        const char *bases[5];
+        size_t nb;
+        int r;
+
+        live_create();
+        cr_assert_eq(cgroup_create(&live, live_inner), 0);
+        forker = spawn(fork_forever);
+        inner = spawn(sleep_forever);
+        outside = spawn(sleep_forever);
+        in_parent = spawn(sleep_forever);
+        cr_assert_eq(cgroup_attach_pid(&live, live_group, forker), 0);
+        cr_assert_eq(cgroup_attach_pid(&live, live_inner, inner), 0);
+        cr_assert_eq(cgroup_attach_pid(&live, SLICE, in_parent), 0);
+        /* In the group in one hierarchy only: in memory, not in cpu, which lists processes. */
+        if (live.mode != CGROUP_MODE_V2 && live.memory_path[0] &&
+            !streq(live.memory_path, live.cpu_path))
+                split_mem = spawn_split(live.memory_path);
+        if (live.mode == CGROUP_MODE_HYBRID)
+                split_mirror = spawn_split(live.unified_path);
+        sleep_ms(100); /* some 100 children by now */
+        r = cgroup_kill_all(&live, live_group, 5 * USEC_PER_SEC);
+        cr_assert_eq(r, 0, "%s", strerror(-r));
+        nb = live_bases(bases);
+        for (size_t i = 0; i < nb; i++) {
+                _cleanup_free_ char *g = live_read(bases[i], live_group, "cgroup.procs");
+                _cleanup_free_ char *in = live_read(bases[i], live_inner, "cgroup.procs");
+
+                cr_expect_str_empty(g, "left in %s/%s: %s", bases[i], live_group, g);
+                cr_expect_str_empty(in, "left in %s/%s: %s", bases[i], live_inner, in);
+        }
+        cr_expect(killed_by_sigkill(reap(forker)), "forker");
+        cr_expect(killed_by_sigkill(reap(inner)), "process in the child group");
+        if (split_mem)
+                cr_expect(killed_by_sigkill(reap(split_mem)), "process in the memory group only");
+        if (split_mirror)
+                cr_expect(killed_by_sigkill(reap(split_mirror)), "process in the mirror only");
+        cr_expect(still_running(outside), "a process outside was killed");
+        cr_expect(still_running(in_parent), "a process in the parent group was killed");
+        cr_expect_eq(cgroup_remove(&live, live_inner), 0);
+        cr_expect_eq(cgroup_remove(&live, live_group), 0);
+}
+
+/* What the kernel does: an exited process leaves cgroup.procs at once, zombie or not, and
+ * does not keep its group busy. */
+Test(cgroup_live, kill_all_returns_while_a_killed_child_is_an_unreaped_zombie) {
+        _cleanup_free_ char *stat_path = NULL, *stat = NULL;
+        siginfo_t si = {};
+        const char *state;
+        pid_t pid;
+
+        live_create();
+        pid = spawn(sleep_forever);
+        cr_assert_eq(cgroup_attach_pid(&live, live_group, pid), 0);
+        cr_assert_eq(cgroup_kill_all(&live, live_group, 5 * USEC_PER_SEC), 0);
+        cr_assert_eq(waitid(P_PID, (id_t) pid, &si, WEXITED | WNOHANG | WNOWAIT), 0);
+        cr_expect_eq(si.si_pid, pid, "not dead when kill_all returned");
+        cr_expect_eq(si.si_code, CLD_KILLED);
+        cr_expect_eq(si.si_status, SIGKILL);
+        cr_assert_gt(asprintf(&stat_path, "/proc/%d/stat", (int) pid), 0);
+        stat = read_all(stat_path);
+        state = strrchr(stat, ')');
+        cr_assert_not_null(state, "%s: \"%s\"", stat_path, stat);
+        cr_expect_eq(state[2], 'Z', "state %c", state[2]);
+        cr_expect_eq(cgroup_remove(&live, live_group), 0, "the zombie keeps the group busy");
+        cr_expect(killed_by_sigkill(reap(pid)));
+}
+
+static uint64_t monotonic_usec(void) {
+        struct timespec ts;
+
+        cr_assert_eq(clock_gettime(CLOCK_MONOTONIC, &ts), 0);
+        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
+}
+
+/* v1-frozen tasks do not die of SIGKILL until thawed (measured on 6.18: state D, listed). */
+Test(cgroup_live, kill_all_gives_up_with_ebusy_on_frozen_processes) {
+        _cleanup_free_ char *text = NULL, *fstate = NULL, *dir = NULL;
+        _cleanup_free_ pid_t *left = NULL;
+        uint64_t t0, t1;
+        size_t n = 0;
+        pid_t pid;
+        int r;
+
+        live_create();
+        if (access(FREEZER "/tasks", F_OK) < 0)
+                cr_skip_test("no cgroup v1 freezer at " FREEZER);
+        pid = spawn(sleep_forever);
+        text = pid_text(pid);
+        cr_assert_eq(cgroup_attach_pid(&live, live_group, pid), 0);
+        (void) snprintf(freezer_group, sizeof freezer_group, "test-cgroup-%d", (int) getpid());
+        cr_assert_gt(asprintf(&dir, FREEZER "/%s", freezer_group), 0);
+        cr_assert_eq(mkdir(dir, 0755), 0, "%s: %s", dir, strerror(errno));
+        live_write(FREEZER, freezer_group, "cgroup.procs", text);
+        live_write(FREEZER, freezer_group, "freezer.state", "FROZEN");
+        for (int i = 0; i < 200; i++) {
+                fstate = mfree(fstate);
+                fstate = live_read(FREEZER, freezer_group, "freezer.state");
+                if (streq(fstate, "FROZEN\n"))
+                        break;
+                sleep_ms(10);
+        }
+        cr_assert_str_eq(fstate, "FROZEN\n");
+        t0 = monotonic_usec();
+        r = cgroup_kill_all(&live, live_group, USEC_PER_SEC / 5);
+        t1 = monotonic_usec();
+        cr_expect_eq(r, -EBUSY, "got %d (%s)", r, strerror(-r));
+        cr_expect_geq(t1 - t0, USEC_PER_SEC / 5, "gave up after %" PRIu64 " usec", t1 - t0);
+        cr_expect_lt(t1 - t0, 2 * USEC_PER_SEC, "gave up after %" PRIu64 " usec", t1 - t0);
+        cr_assert_eq(cgroup_list_procs(&live, live_group, false, &left, &n), 0);
+        cr_expect_eq(n, 1, "the frozen process is gone");
+        live_write(FREEZER, freezer_group, "freezer.state", "THAWED");
+        r = cgroup_kill_all(&live, live_group, 5 * USEC_PER_SEC);
+        cr_expect_eq(r, 0, "after thawing: %d (%s)", r, strerror(-r));
+        cr_expect(killed_by_sigkill(reap(pid)));
+}
+
+Test(cgroup_live, kill_all_of_missing_group_is_enoent) {
+        live_begin();
+        cr_expect_eq(cgroup_kill_all(&live, live_group, 0), -ENOENT);
 }

@@ -709,7 +709,7 @@ static bool live_dir_exists(const char *base, const char *group) {
  * lib/cgroup, then by hand should that fail). */
 static void live_end(void) {
         const char *bases[] = { live.layout.cpu_path, live.layout.cpuacct_path,
-                                live.layout.cpuset_path,
+                                live.layout.cpuset_path, live.layout.memory_path,
                                 live.layout.mode == CGROUP_MODE_V1 ? ""
                                                                    : live.layout.unified_path };
 
