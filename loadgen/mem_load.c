@@ -30,23 +30,24 @@ static uint64_t page_step(uint64_t npages) {
 }
 
 int mem_load_run(const LoadOptions *o, LoadResult *ret) {
-        uint64_t start = now_usec(), cpu0 = rusage_usec(RUSAGE_SELF);
-        uint64_t deadline = start + o->duration_usec, passes = 0, page, npages, step;
+        uint64_t bytes = o->ram_bytes / 100 * MEM_LOAD_RAM_PERCENT, start, deadline, passes = 0;
+        uint64_t page, npages, step;
         long ps = sysconf(_SC_PAGESIZE);
         size_t pagesize = ps > 0 ? (size_t) ps : 4096;
         volatile unsigned char *buf;
         bool stopped = false;
         void *m;
 
-        if (o->mem_bytes < pagesize || o->mem_bytes > SIZE_MAX)
+        if (bytes < pagesize || bytes > SIZE_MAX)
                 return -ERANGE;
-        m = mmap(NULL, (size_t) o->mem_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                 -1, 0);
+        m = mmap(NULL, (size_t) bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (m == MAP_FAILED)
                 return negative_errno();
         buf = m;
-        npages = o->mem_bytes / pagesize;
+        npages = bytes / pagesize;
         step = page_step(npages);
+        deadline = load_ready(o);
+        start = now_usec();
 
         while (!stopped) {
                 /* A different cache line of each page every pass. */
@@ -61,17 +62,14 @@ int mem_load_run(const LoadOptions *o, LoadResult *ret) {
                                 break;
                         }
                 }
-                if (!stopped)
+                if (!stopped) {
                         passes++;
+                        load_progress_add(o, 1);
+                }
                 stopped = stopped || load_should_stop(o, deadline);
         }
-        (void) munmap(m, (size_t) o->mem_bytes);
+        (void) munmap(m, (size_t) bytes);
 
-        *ret = (LoadResult){
-                .work = passes,
-                .elapsed_usec = now_usec() - start,
-                .cpu_usec = rusage_usec(RUSAGE_SELF) - cpu0,
-                .interrupted = o->stop && *o->stop,
-        };
+        load_result(o, start, ret);
         return 0;
 }

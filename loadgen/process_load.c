@@ -13,6 +13,7 @@
 
 #define TOKENS 4u
 #define STOP_GRACE_USEC 1000000u
+#define HOPS_PER_UPDATE 256u /* a shared counter bumped every hop would bounce between CPUs */
 
 static volatile sig_atomic_t child_stop;
 
@@ -23,7 +24,7 @@ static void child_on_signal(int sig) {
 
 /* One ring member: read a token from in, pass it to out, count the hop. SIGTERM is blocked except
  * inside ppoll(), so a stop request can never slip in between the check and a blocking read. */
-_Noreturn static void ring_member(int in, int out, int report) {
+_Noreturn static void ring_member(const LoadOptions *o, int in, int out) {
         struct sigaction sa = { .sa_handler = child_on_signal };
         struct pollfd p = { .fd = in, .events = POLLIN };
         sigset_t block, wait_mask;
@@ -45,11 +46,13 @@ _Noreturn static void ring_member(int in, int out, int report) {
                         continue; /* EINTR: child_stop is set */
                 if (read(in, &token, 1) != 1)
                         continue; /* spurious wakeup (EAGAIN): poll again */
-                if (write(out, &token, 1) == 1)
-                        hops++;
+                if (write(out, &token, 1) == 1 && ++hops == HOPS_PER_UPDATE) {
+                        load_progress_add(o, hops);
+                        hops = 0;
+                }
         }
-        /* 8 bytes <= PIPE_BUF: atomic even with every member writing at once. */
-        _exit(write(report, &hops, sizeof hops) == (ssize_t) sizeof hops ? 0 : 1);
+        load_progress_add(o, hops);
+        _exit(0);
 }
 
 static void close_all(int *fds, size_t n) {
@@ -89,20 +92,12 @@ static void stop_members(pid_t *pids, size_t n) {
         }
 }
 
-static uint64_t collect_reports(int fd) {
-        uint64_t total = 0, hops;
-
-        while (read(fd, &hops, sizeof hops) == (ssize_t) sizeof hops)
-                total += hops;
-        return total;
-}
-
 int process_load_run(const LoadOptions *o, LoadResult *ret) {
         size_t n = 4 * (size_t) MAX(o->ncpus, 1u), started = 0;
         _cleanup_free_ int *ring = calloc(2 * n, sizeof(int));
         _cleanup_free_ pid_t *pids = calloc(n, sizeof(pid_t));
-        int report[2] = { -EBADF, -EBADF }, r = 0;
-        uint64_t start, deadline, cpu0, self0;
+        uint64_t start, deadline;
+        int r = 0;
 
         if (!ring || !pids)
                 return -ENOMEM;
@@ -113,10 +108,6 @@ int process_load_run(const LoadOptions *o, LoadResult *ret) {
                         r = negative_errno();
                         goto out;
                 }
-        if (pipe2(report, O_CLOEXEC) < 0) {
-                r = negative_errno();
-                goto out;
-        }
         /* Tokens spread round the ring: member i reads ring[2i], writes ring[2(i+1)+1]. */
         for (size_t t = 0; t < TOKENS; t++)
                 if (write(ring[2 * (t * n / TOKENS) + 1], "t", 1) != 1) {
@@ -124,10 +115,6 @@ int process_load_run(const LoadOptions *o, LoadResult *ret) {
                         goto out;
                 }
 
-        cpu0 = rusage_usec(RUSAGE_CHILDREN);
-        self0 = rusage_usec(RUSAGE_SELF);
-        start = now_usec();
-        deadline = start + o->duration_usec;
         for (; started < n; started++) {
                 pid_t pid = fork();
 
@@ -135,29 +122,21 @@ int process_load_run(const LoadOptions *o, LoadResult *ret) {
                         r = negative_errno();
                         goto out;
                 }
-                if (pid == 0) {
-                        (void) close(report[0]);
-                        ring_member(ring[2 * started], ring[2 * ((started + 1) % n) + 1],
-                                    report[1]);
-                }
+                if (pid == 0)
+                        ring_member(o, ring[2 * started], ring[2 * ((started + 1) % n) + 1]);
                 pids[started] = pid;
         }
         close_all(ring, 2 * n);
-        report[1] = (close(report[1]), -EBADF);
 
+        deadline = load_ready(o);
+        start = now_usec();
         while (!load_should_stop(o, deadline))
                 load_nap(deadline, 100000);
 
-        stop_members(pids, started);
-        *ret = (LoadResult){
-                .work = collect_reports(report[0]),
-                .elapsed_usec = now_usec() - start,
-                .cpu_usec = rusage_usec(RUSAGE_CHILDREN) - cpu0 + rusage_usec(RUSAGE_SELF) - self0,
-                .interrupted = o->stop && *o->stop,
-        };
+        stop_members(pids, started); /* each adds its last hops as it exits */
+        load_result(o, start, ret);
 out:
         stop_members(pids, started);
         close_all(ring, 2 * n);
-        close_all(report, 2);
         return r;
 }
