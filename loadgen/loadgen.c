@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * loadgen: the background loads of the contest benchmark, one subcommand to list them and one to
- * run one for a duration and report the work it did and the CPU it used.
+ * loadgen: the loads and benchmarks kernel scheduler developers judged balancers with. `list`
+ * names the loads, `run` runs one in its sandbox for a duration, `contest` runs Con Kolivas'
+ * contest: a compile timed beside each load, one table per load.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -9,70 +10,28 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "contest.h"
+#include "cpumask.h"
+#include "json.h"
 #include "load.h"
 #include "log.h"
 #include "macro.h"
+#include "runner.h"
+#include "sandbox.h"
+#include "tree.h"
 
 #define EXIT_USAGE 2
+#define QUICK_RAM_BYTES (UINT64_C(64) << 20)
+#define DEFAULT_OTHER_DIR "/tmp"
+#define MAX_LOADS 32 /* above n_loads + 1: --loads refuses repeats */
 
 static volatile sig_atomic_t stop_requested;
 
 static void on_stop_signal(int sig) {
-        (void) sig;
-        stop_requested = 1;
-}
-
-static void help(void) {
-        printf("Usage: loadgen [OPTIONS] COMMAND ...\n"
-               "\n"
-               "Generates the background loads of the contest benchmark and reports the work\n"
-               "each did and the CPU it used.\n"
-               "\n"
-               "Commands:\n"
-               "  list                 List the loads: name, unit of work, description.\n"
-               "  run LOAD [OPTIONS]   Run LOAD and report (see loadgen run --help).\n"
-               "\n"
-               "  -h --help            Show this help.\n"
-               "     --version         Show the version.\n"
-               "\n"
-               "See loadgen(1).\n");
-}
-
-static void run_help(void) {
-        printf("Usage: loadgen run LOAD [OPTIONS]\n"
-               "\n"
-               "Runs LOAD until the duration ends or SIGINT/SIGTERM, stops every process it\n"
-               "started, then prints the work done, the elapsed time and the CPU used.\n"
-               "\n"
-               "  -d --duration=SECONDS  How long to run (default 1; decimals allowed).\n"
-               "  -m --mem=SIZE          mem_load's buffer (default 256M; K/M/G/T binary).\n"
-               "  -j --json              Print one JSON object with the raw figures.\n"
-               "  -h --help              Show this help.\n");
-}
-
-static int cmd_list(void) {
-        for (size_t i = 0; i < n_loads; i++)
-                printf("%-14s %-18s %s\n", loads[i].name, loads[i].contest_unit,
-                       loads[i].description);
-        return 0;
-}
-
-static void print_result(const Load *l, const LoadResult *res, bool json) {
-        uint64_t pct = res->elapsed_usec ? res->cpu_usec * 100 / res->elapsed_usec : 0;
-
-        if (json) {
-                printf("{\"load\": \"%s\", \"unit\": \"%s\", \"work\": %" PRIu64
-                       ", \"contest_scale\": %" PRIu64 ", \"elapsed_usec\": %" PRIu64
-                       ", \"cpu_usec\": %" PRIu64 ", \"cpu_pct\": %" PRIu64
-                       ", \"interrupted\": %s}\n",
-                       l->name, l->unit, res->work, l->contest_scale, res->elapsed_usec,
-                       res->cpu_usec, pct, res->interrupted ? "true" : "false");
-                return;
-        }
-        printf("%s: %" PRIu64 " %s in %" PRIu64 ".%02" PRIu64 " s, CPU %" PRIu64 "%%%s\n", l->name,
-               res->work, l->unit, res->elapsed_usec / 1000000, res->elapsed_usec % 1000000 / 10000,
-               pct, res->interrupted ? " (interrupted)" : "");
+        stop_requested = sig;
 }
 
 static int install_stop_handlers(void) {
@@ -84,39 +43,259 @@ static int install_stop_handlers(void) {
         return 0;
 }
 
+/* The exit code of a run ended by a signal, as a shell reports it. */
+static int interrupted(void) {
+        log_error(
+                "Interrupted: every process of the run was ended, its cgroups and files removed.");
+        return 128 + (int) stop_requested;
+}
+
+/* ---- options shared by run and contest */
+
+typedef struct Common {
+        CpuMask *cpus; /* NULL: all of loadgen's */
+        uint64_t ram_bytes; /* 0: not given */
+        const char *dir, *other_dir;
+        bool quick, no_sandbox;
+} Common;
+
+static void common_done(Common *c) {
+        c->cpus = cpumask_free(c->cpus);
+}
+
+/* --cpus: a cpulist of CPUs loadgen may use. */
+static int parse_cpus(const char *s, CpuMask **ret) {
+        _cleanup_cpumask_ CpuMask *m = NULL, *allowed = cpumask_new(CPUMASK_MAX_CPUS);
+        size_t errpos = 0;
+        int r;
+
+        if (!allowed)
+                return log_error_errno(ENOMEM, "Out of memory.");
+        r = cpumask_parse(s, CPUMASK_MAX_CPUS, &m, &errpos);
+        if (r < 0 || cpumask_is_empty(m)) {
+                log_error("Invalid --cpus \"%s\": want a CPU list such as 0-1 or 0,2.", s);
+                return -EINVAL;
+        }
+        if (sched_getaffinity(0, cpumask_cpu_set_size(allowed), cpumask_cpu_set(allowed)) < 0)
+                return log_error_errno(errno, "Failed to read the CPUs loadgen may use: %m");
+        if (!cpumask_is_subset(m, allowed)) {
+                _cleanup_free_ char *a = NULL;
+
+                (void) cpumask_format(allowed, &a);
+                log_error("--cpus %s names CPUs this machine does not have or loadgen may not use "
+                          "(it may use %s).",
+                          s, a ? a : "?");
+                return -EINVAL;
+        }
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+/* Handles one of the shared options; 1 if it was one, 0 if not, -EINVAL for a bad value. */
+static int parse_common(int c, const char *arg, Common *o) {
+        switch (c) {
+        case 'c':
+                o->cpus = cpumask_free(o->cpus);
+                return parse_cpus(arg, &o->cpus) < 0 ? -EINVAL : 1;
+        case 'm':
+                if (parse_size(arg, &o->ram_bytes) < 0 || o->ram_bytes < (UINT64_C(4) << 20)) {
+                        log_error("Invalid --mem \"%s\": want a size of at least 4M, e.g. 256M.",
+                                  arg);
+                        return -EINVAL;
+                }
+                return 1;
+        case 'D': o->dir = arg; return 1;
+        case 'O': o->other_dir = arg; return 1;
+        case 'q': o->quick = true; return 1;
+        default: return 0;
+        }
+}
+
+#define COMMON_LONG_OPTIONS                                                                \
+        { "cpus", required_argument, NULL, 'c' }, { "mem", required_argument, NULL, 'm' }, \
+                { "dir", required_argument, NULL, 'D' },                                   \
+                { "other-dir", required_argument, NULL, 'O' },                             \
+                { "quick", no_argument, NULL, 'q' }, {                                     \
+                "help", no_argument, NULL, 'h'                                             \
+        }
+
+#define COMMON_HELP                                                                               \
+        "  -c --cpus=LIST         Confine the run to these CPUs (a cpuset; default: all).\n"      \
+        "  -m --mem=SIZE          \"RAM\" of the loads: the load group's memory limit (default\n" \
+        "                         256M, 64M with --quick; K/M/G binary). io_load writes and\n"    \
+        "                         read_load reads a file this size; mem_load references 90%%.\n"  \
+        "     --dir=DIR           Where the run's files go (default " SANDBOX_DEFAULT_DIR ").\n"  \
+        "     --other-dir=DIR     io_other writes here (default " DEFAULT_OTHER_DIR ").\n"        \
+        "  -q --quick             The small job tree and short lead, for tests.\n"
+
+static void sandbox_options(const Common *c, SandboxOptions *ret) {
+        *ret = (SandboxOptions){
+                .cpus = c->cpus,
+                .mem_bytes = c->ram_bytes,
+                .dir = c->dir,
+                .cgroups = !c->no_sandbox,
+        };
+}
+
+static int make_sandbox(const Common *c, Sandbox **ret) {
+        SandboxOptions so;
+        int r;
+
+        sandbox_options(c, &so);
+        r = sandbox_new(&so, ret);
+        if (r == -EACCES || r == -EPERM || r == -EROFS)
+                return log_error_errno(r,
+                                       "Failed to create the run's cgroups under " SANDBOX_SLICE
+                                       ": %m. Run as root%s.",
+                                       c->no_sandbox ? "" : ", or pass --no-sandbox");
+        if (r == -EOPNOTSUPP)
+                return log_error_errno(r, "This host lacks a cgroup controller the sandbox needs "
+                                          "(cpu, and memory for --mem).");
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the run's sandbox: %m");
+        return 0;
+}
+
+/* ---- commands */
+
+static void help(void) {
+        printf("Usage: loadgen [OPTIONS] COMMAND ...\n"
+               "\n"
+               "Reproduces the loads and benchmarks kernel scheduler developers judged balancers\n"
+               "with, in a sandbox cgroup under " SANDBOX_SLICE " that cgbalanced manages.\n"
+               "\n"
+               "Commands:\n"
+               "  list                 List the loads: name, unit of work, description.\n"
+               "  run LOAD [OPTIONS]   Run one load on its own and report its work (see\n"
+               "                       loadgen run --help).\n"
+               "  contest [OPTIONS]    Time a compile beside each load, as contest did, and print\n"
+               "                       one table per load (see loadgen contest --help).\n"
+               "\n"
+               "  -h --help            Show this help.\n"
+               "     --version         Show the version.\n"
+               "\n"
+               "See loadgen(1).\n");
+}
+
+static int cmd_list(void) {
+        for (size_t i = 0; i < n_loads; i++)
+                printf("%-14s %-18s %s\n", loads[i].name, loads[i].contest_unit,
+                       loads[i].description);
+        return 0;
+}
+
+static void run_help(void) {
+        printf("Usage: loadgen run LOAD [OPTIONS]\n"
+               "\n"
+               "Runs LOAD in the run's load cgroup until the duration ends or SIGINT/SIGTERM,\n"
+               "ends every process it started, removes its files and cgroups, then prints the\n"
+               "work done, the elapsed time, the CPU used and the load group's memory peak.\n"
+               "\n"
+               "  -d --duration=SECONDS  How long to run, from when the load is ready (default "
+               "1).\n" COMMON_HELP
+               "     --no-sandbox        No cgroups (for unprivileged use): --cpus becomes the\n"
+               "                         affinity, --mem is not enforced, no memory peak.\n"
+               "  -j --json              Print one JSON object with the raw figures.\n"
+               "  -h --help              Show this help.\n");
+}
+
+static void print_run(const Load *l, const LoadResult *res, uint64_t cpu_usec, int peak_r,
+                      uint64_t peak, bool json) {
+        uint64_t pct = res->elapsed_usec ? cpu_usec * 100 / res->elapsed_usec : 0;
+
+        if (json) {
+                Json j = { .f = stdout };
+
+                json_begin(&j, '{');
+                json_string(&j, "load", l->name);
+                json_string(&j, "unit", l->unit);
+                json_u64(&j, "work", res->work);
+                json_u64(&j, "contest_scale", l->contest_scale);
+                json_u64(&j, "elapsed_usec", res->elapsed_usec);
+                json_u64(&j, "cpu_usec", cpu_usec);
+                json_u64(&j, "cpu_pct", pct);
+                if (peak_r >= 0)
+                        json_u64(&j, "memory_peak_bytes", peak);
+                json_bool(&j, "interrupted", res->interrupted);
+                json_end(&j, '}');
+                return;
+        }
+        printf("%s: %" PRIu64 " %s in %" PRIu64 ".%02" PRIu64 " s, CPU %" PRIu64 "%%", l->name,
+               res->work, l->unit, res->elapsed_usec / 1000000, res->elapsed_usec % 1000000 / 10000,
+               pct);
+        if (peak_r >= 0)
+                printf(", memory peak %" PRIu64 " MiB", peak >> 20);
+        printf("%s\n", res->interrupted ? " (interrupted)" : "");
+}
+
+/* Runs l in sb until its duration ends or a signal; prints its report. */
+static int run_in_sandbox(const Load *l, LoadOptions *lo, Sandbox *sb, bool quick, bool json) {
+        _cleanup_load_run_ LoadRun *lr = NULL;
+        _cleanup_free_ char *tree = sandbox_path(sb, "tree"), *work = sandbox_path(sb, "load");
+        TreeOptions to;
+        LoadResult res;
+        uint64_t cpu = 0, peak = 0;
+        int r, peak_r;
+
+        if (!tree || !work)
+                return log_error_errno(ENOMEM, "Out of memory.");
+        tree_options_init(&to, quick);
+        if (mkdir(tree, 0700) < 0 || mkdir(work, 0700) < 0)
+                return log_error_errno(errno, "Failed to make the run's directories: %m");
+        r = tree_generate(tree, &to);
+        if (r < 0)
+                return log_error_errno(r, "Failed to generate the tree for %s: %m", l->name);
+        lo->tree_dir = tree;
+        lo->work_dir = work;
+        r = load_run_start(l, lo, sb, &stop_requested, &lr);
+        if (r == -EINTR)
+                return interrupted();
+        if (r < 0)
+                return log_error_errno(r, "%s failed to start: %m", l->name);
+        while (!stop_requested && !load_run_finished(lr))
+                load_nap(UINT64_MAX, 50000);
+        r = load_run_stop(lr, &res, &cpu);
+        if (r < 0)
+                return log_error_errno(r, "%s failed: %m", l->name);
+        peak_r = sandbox_memory_peak(sb, SANDBOX_LOAD, &peak);
+        print_run(l, &res, cpu, peak_r, peak, json);
+        return fflush(stdout) == 0 ? 0 : 1;
+}
+
 static int cmd_run(int argc, char *argv[]) {
+        enum { ARG_NO_SANDBOX = 0x100 };
         static const struct option options[] = {
                 { "duration", required_argument, NULL, 'd' },
-                { "mem", required_argument, NULL, 'm' },
                 { "json", no_argument, NULL, 'j' },
-                { "help", no_argument, NULL, 'h' },
+                { "no-sandbox", no_argument, NULL, ARG_NO_SANDBOX },
+                COMMON_LONG_OPTIONS,
                 {},
         };
-        LoadOptions o;
-        LoadResult res;
+        _cleanup_(common_done) Common co = { .other_dir = DEFAULT_OTHER_DIR };
+        _cleanup_sandbox_ Sandbox *sb = NULL;
+        LoadOptions lo;
         const Load *l;
         bool json = false;
         int c, r;
 
-        load_options_init(&o);
-        o.stop = &stop_requested;
+        load_options_init(&lo);
         optind = 0; /* glibc: reinitialise for the subcommand's argv */
-        while ((c = getopt_long(argc, argv, "d:m:jh", options, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, "d:jc:m:qh", options, NULL)) >= 0) {
+                r = parse_common(c, optarg, &co);
+                if (r < 0)
+                        return EXIT_USAGE;
+                if (r > 0)
+                        continue;
                 switch (c) {
                 case 'd':
-                        if (parse_seconds(optarg, &o.duration_usec) < 0) {
+                        if (parse_seconds(optarg, &lo.duration_usec) < 0) {
                                 log_error("Invalid duration \"%s\": want seconds > 0, e.g. 2.5.",
                                           optarg);
                                 return EXIT_USAGE;
                         }
                         break;
-                case 'm':
-                        if (parse_size(optarg, &o.mem_bytes) < 0) {
-                                log_error("Invalid size \"%s\": want e.g. 16M, 1G.", optarg);
-                                return EXIT_USAGE;
-                        }
-                        break;
                 case 'j': json = true; break;
+                case ARG_NO_SANDBOX: co.no_sandbox = true; break;
                 case 'h': run_help(); return 0;
                 default: return EXIT_USAGE; /* getopt said why */
                 }
@@ -131,13 +310,177 @@ static int cmd_run(int argc, char *argv[]) {
                 log_error("Unknown load \"%s\"; see loadgen list.", argv[optind]);
                 return EXIT_USAGE;
         }
+        if (!co.ram_bytes)
+                co.ram_bytes = co.quick ? QUICK_RAM_BYTES : LOAD_DEFAULT_RAM_BYTES;
+        lo.ram_bytes = co.ram_bytes;
+        lo.other_dir = co.other_dir;
         r = install_stop_handlers();
         if (r < 0)
                 return log_error_errno(r, "Failed to install signal handlers: %m"), 1;
-        r = l->run(&o, &res);
+        if (make_sandbox(&co, &sb) < 0)
+                return 1;
+        lo.ncpus = sandbox_ncpus(sb);
+        r = run_in_sandbox(l, &lo, sb, co.quick, json);
+        if (r == 0 && stop_requested)
+                return 0; /* the report says "(interrupted)" */
+        return r < 0 ? 1 : r;
+}
+
+static void contest_help(void) {
+        printf("Usage: loadgen contest [OPTIONS]\n"
+               "\n"
+               "Times the foreground job, a compile of a generated C tree with make -j (4 x\n"
+               "CPUs), beside each background load in turn, each load --runs times, no_load\n"
+               "first, then prints one table per load as the contest mails did:\n"
+               "\n"
+               "  process_load:\n"
+               "  Kernel [runs] Time CPU%% Loads LCPU%% Ratio\n"
+               "  default [3] 49.0 144 10 50 1.35\n"
+               "\n"
+               "Time: the job's seconds; CPU%%: its (user+sys)/Time; Loads: the load's work "
+               "during\n"
+               "the job in the unit of loadgen list; LCPU%%: the load's CPU over the same time;\n"
+               "Ratio: Time over no_load's Time. Means over the runs.\n"
+               "\n"
+               "  -l --loads=LIST        Comma-separated loads (default: all, in contest's order;\n"
+               "                         no_load is added first if missing).\n"
+               "  -n --runs=N            Runs of each load (default 3).\n"
+               "  -L --label=NAME        The first column (default \"default\").\n"
+               "  -J --json=FILE         Write every run's raw figures, the machine and the\n"
+               "                         parameters to FILE.\n"
+               "     --jobs=N            make -j N (default 4 x the run's CPUs).\n"
+               "     --lead=SECONDS      The load runs this long before the job starts (default\n"
+               "                         3, 1 with --quick).\n" COMMON_HELP
+               "     --quiet             No progress lines on stderr.\n"
+               "  -h --help              Show this help.\n");
+}
+
+/* --loads: names in order, no_load first. */
+static int parse_loads(const char *s, const Load **ret, size_t *ret_n) {
+        _cleanup_free_ char *copy = strdup(s);
+        const Load *picked[MAX_LOADS];
+        size_t n = 0;
+        char *save = NULL;
+
+        if (!copy)
+                return log_error_errno(ENOMEM, "Out of memory.");
+        picked[n++] = load_find("no_load");
+        for (char *w = strtok_r(copy, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+                const Load *l = load_find(w);
+                bool dup = false;
+
+                if (!l) {
+                        log_error("Unknown load \"%s\" in --loads; see loadgen list.", w);
+                        return -EINVAL;
+                }
+                for (size_t i = 0; i < n; i++)
+                        dup = dup || picked[i] == l;
+                if (dup && l->run != no_load_run) {
+                        log_error("--loads names %s twice.", w);
+                        return -EINVAL;
+                }
+                if (!dup)
+                        picked[n++] = l;
+        }
+        memcpy(ret, picked, n * sizeof *picked);
+        *ret_n = n;
+        return 0;
+}
+
+static int cmd_contest(int argc, char *argv[]) {
+        enum { ARG_JOBS = 0x100, ARG_LEAD, ARG_QUIET };
+        static const struct option options[] = {
+                { "loads", required_argument, NULL, 'l' },
+                { "runs", required_argument, NULL, 'n' },
+                { "label", required_argument, NULL, 'L' },
+                { "json", required_argument, NULL, 'J' },
+                { "jobs", required_argument, NULL, ARG_JOBS },
+                { "lead", required_argument, NULL, ARG_LEAD },
+                { "quiet", no_argument, NULL, ARG_QUIET },
+                COMMON_LONG_OPTIONS,
+                {},
+        };
+        _cleanup_(common_done) Common co = { .other_dir = DEFAULT_OTHER_DIR };
+        _cleanup_(contest_results_done) ContestResults res = { 0 };
+        _cleanup_sandbox_ Sandbox *sb = NULL;
+        const Load *chosen[MAX_LOADS];
+        const char *json_path = NULL;
+        ContestOptions o = { .loads = chosen, .runs = 3, .label = "default" };
+        bool lead_given = false;
+        unsigned long v;
+        char *end;
+        int c, r;
+
+        for (size_t i = 0; i < n_loads; i++)
+                chosen[o.n_loads++] = &loads[i];
+        optind = 0;
+        while ((c = getopt_long(argc, argv, "l:n:L:J:c:m:qh", options, NULL)) >= 0) {
+                r = parse_common(c, optarg, &co);
+                if (r < 0)
+                        return EXIT_USAGE;
+                if (r > 0)
+                        continue;
+                switch (c) {
+                case 'l':
+                        if (parse_loads(optarg, chosen, &o.n_loads) < 0)
+                                return EXIT_USAGE;
+                        break;
+                case 'n':
+                case ARG_JOBS:
+                        errno = 0;
+                        v = strtoul(optarg, &end, 10);
+                        if (errno || end == optarg || *end || v == 0 || v > 1000 ||
+                            optarg[0] == '-') {
+                                log_error("Invalid --%s \"%s\": want a number from 1 to 1000.",
+                                          c == 'n' ? "runs" : "jobs", optarg);
+                                return EXIT_USAGE;
+                        }
+                        *(c == 'n' ? &o.runs : &o.jobs) = (unsigned) v;
+                        break;
+                case 'L': o.label = optarg; break;
+                case 'J': json_path = optarg; break;
+                case ARG_LEAD:
+                        if (parse_seconds(optarg, &o.lead_usec) < 0) {
+                                log_error("Invalid --lead \"%s\": want seconds > 0, e.g. 3.",
+                                          optarg);
+                                return EXIT_USAGE;
+                        }
+                        lead_given = true;
+                        break;
+                case ARG_QUIET: o.quiet = true; break;
+                case 'h': contest_help(); return 0;
+                default: return EXIT_USAGE;
+                }
+        }
+        if (optind != argc) {
+                log_error("Unexpected argument \"%s\"; see loadgen contest --help.", argv[optind]);
+                return EXIT_USAGE;
+        }
+        if (!lead_given)
+                o.lead_usec = co.quick ? CONTEST_QUICK_LEAD_USEC : CONTEST_LEAD_USEC;
+        if (!co.ram_bytes)
+                co.ram_bytes = co.quick ? QUICK_RAM_BYTES : LOAD_DEFAULT_RAM_BYTES;
+        o.ram_bytes = co.ram_bytes;
+        o.other_dir = co.other_dir;
+        o.stop = &stop_requested;
+        tree_options_init(&o.tree, co.quick);
+
+        r = install_stop_handlers();
         if (r < 0)
-                return log_error_errno(r, "%s failed: %m", l->name), 1;
-        print_result(l, &res, json);
+                return log_error_errno(r, "Failed to install signal handlers: %m"), 1;
+        if (make_sandbox(&co, &sb) < 0)
+                return 1;
+        r = contest_run(&o, sb, &res);
+        if (r == -EINTR || stop_requested)
+                return interrupted();
+        if (r < 0)
+                return 1;
+        contest_print_tables(stdout, &res, o.label);
+        if (json_path) {
+                r = contest_write_json(json_path, &res, &o, sb);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to write %s: %m", json_path), 1;
+        }
         return fflush(stdout) == 0 ? 0 : 1;
 }
 
@@ -166,6 +509,8 @@ int main(int argc, char *argv[]) {
                 return cmd_list();
         if (streq(argv[optind], "run"))
                 return cmd_run(argc - optind, argv + optind);
+        if (streq(argv[optind], "contest"))
+                return cmd_contest(argc - optind, argv + optind);
         log_error("Unknown command \"%s\"; see loadgen --help.", argv[optind]);
         return EXIT_USAGE;
 }

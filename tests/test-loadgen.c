@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The real loadgen binary, run as a user runs it: list, each load for a short real run, signals,
- * no process left behind, bad arguments, JSON. Plus the pure parsers of loadgen/load.c.
+ * The real loadgen binary, run as a user runs it: list, each load for a short real run in its
+ * sandbox, the contest harness with every load, signals, nothing left behind (processes,
+ * cgroups, files), bad arguments, JSON. Plus the pure parsers and table rows.
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
+#include <math.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "contest.h"
 #include "load.h"
 #include "macro.h"
 #include "testutil.h"
@@ -113,15 +117,17 @@ static uint64_t json_number(const char *out, const char *key) {
 
 /* ---- commands */
 
-Test(loadgen, list_names_the_three_loads) {
+Test(loadgen, list_names_every_load_with_its_unit) {
         Run r = run((const char *const[]){ LOADGEN, "list", NULL });
 
         cr_expect(exited_with(r.status, 0), "stderr: %s", r.err);
-        cr_expect(strstr(r.out, "no_load"));
-        cr_expect(strstr(r.out, "process_load"));
+        for (size_t i = 0; i < n_loads; i++) {
+                cr_expect(strstr(r.out, loads[i].name), "no %s: %s", loads[i].name, r.out);
+                cr_expect(strstr(r.out, loads[i].contest_unit), "no %s: %s", loads[i].contest_unit,
+                          r.out);
+        }
         cr_expect(strstr(r.out, "token hops / 10^4"));
-        cr_expect(strstr(r.out, "mem_load"));
-        cr_expect(strstr(r.out, "passes"));
+        cr_expect(strstr(r.out, "MB written / 100"));
         run_done(&r);
 }
 
@@ -176,53 +182,238 @@ Test(loadgen, unknown_command_exits_2) {
         run_done(&r);
 }
 
+/* ---- the sandbox: what a run must leave behind is nothing */
+
+static void skip_unless_root(void) {
+        if (!running_as_root())
+                cr_skip_test("needs root: loadgen makes its sandbox cgroups under cgbalance.slice");
+}
+
+/* A cgroup of the run of loadgen pid left in any hierarchy (v1 mounts or v2), or NULL. */
+static char *group_left(pid_t pid) {
+        _cleanup_free_ char *pattern = NULL;
+        char *found = NULL;
+        glob_t g;
+
+        cr_assert_gt(
+                asprintf(&pattern, "/sys/fs/cgroup{,/*}/cgbalance.slice/loadgen-%d", (int) pid), 0);
+        if (glob(pattern, GLOB_BRACE | GLOB_ONLYDIR | GLOB_NOSORT, NULL, &g) == 0)
+                found = strdup(g.gl_pathv[0]);
+        globfree(&g);
+        return found;
+}
+
+/* The first entry of a directory, or NULL when it is empty. */
+static char *dir_entry(const char *path) {
+        DIR *d = opendir(path);
+        struct dirent *de;
+        char *found = NULL;
+
+        cr_assert(d, "%s: %s", path, strerror(errno));
+        while (!found && (de = readdir(d)))
+                if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
+                        found = strdup(de->d_name);
+        closedir(d);
+        return found;
+}
+
+/* Directories for --dir and --other-dir, removed by sandbox_dirs_done(). */
+typedef struct Dirs {
+        char *dir, *other;
+} Dirs;
+
+static Dirs sandbox_dirs(void) {
+        return (Dirs){ make_tmpdir(), make_tmpdir() };
+}
+
+static void sandbox_dirs_done(Dirs *d) {
+        rm_rf(d->dir);
+        rm_rf(d->other);
+        free(d->dir);
+        free(d->other);
+}
+
+/* Nothing of the run of r is left: no process of its session, no cgroup, no file. */
+static void expect_clean(const Run *r, const Dirs *d) {
+        _cleanup_free_ char *g = group_left(r->pid);
+        _cleanup_free_ char *f = dir_entry(d->dir), *o = dir_entry(d->other);
+
+        cr_expect(session_gone(r->pid), "a process of the run is left");
+        cr_expect_null(g, "a cgroup of the run is left: %s", g);
+        cr_expect_null(f, "a file of the run is left in --dir: %s", f);
+        cr_expect_null(o, "a file of the run is left in --other-dir: %s", o);
+}
+
 /* ---- loads */
 
-Test(loadgen, no_load_does_no_work_for_its_duration) {
-        Run r = run((const char *const[]){ LOADGEN, "run", "no_load", "--duration", "0.3", NULL });
+Test(loadgen, no_load_does_no_work_for_its_duration, .timeout = 30) {
+        Run r;
+        Dirs d;
         uint64_t work = 1, cs = 0, pct = 100;
 
+        skip_unless_root();
+        d = sandbox_dirs();
+        r = run((const char *const[]){ LOADGEN, "run", "no_load", "--duration", "0.3", "--quick",
+                                       "--dir", d.dir, NULL });
         cr_assert(exited_with(r.status, 0), "stderr: %s", r.err);
         parse_text(r.out, "no_load", &work, &cs, &pct);
         cr_expect_eq(work, 0);
         cr_expect(cs >= 29 && cs <= 45, "elapsed %" PRIu64 " cs", cs);
         cr_expect_lt(pct, 10);
+        expect_clean(&r, &d);
         run_done(&r);
+        sandbox_dirs_done(&d);
+}
+
+Test(loadgen, every_load_on_its_own_does_measurable_work_and_leaves_nothing, .timeout = 120) {
+        skip_unless_root();
+        for (size_t i = 0; i < n_loads; i++) {
+                Dirs d = sandbox_dirs();
+                Run r = run((const char *const[]){ LOADGEN, "run", loads[i].name, "--duration",
+                                                   "1.5", "--quick", "--dir", d.dir, "--other-dir",
+                                                   d.other, NULL });
+                bool idle = loads[i].run == no_load_run || loads[i].run == cacherun_run;
+                uint64_t work = 0, cs = 0, pct = 0;
+
+                cr_assert(exited_with(r.status, 0), "%s: stderr: %s", loads[i].name, r.err);
+                parse_text(r.out, loads[i].name, &work, &cs, &pct);
+                cr_log_info("%s: %s", loads[i].name, r.out);
+                if (idle)
+                        cr_expect_eq(work, 0, "%s did work: %s", loads[i].name, r.out);
+                else {
+                        cr_expect_gt(work, 0, "%s did no work: %s", loads[i].name, r.out);
+                        cr_expect_gt(pct, 0, "%s used no CPU: %s", loads[i].name, r.out);
+                }
+                cr_expect(cs >= 150 && cs < 400, "%s: elapsed %" PRIu64 " cs", loads[i].name, cs);
+                expect_clean(&r, &d);
+                run_done(&r);
+                sandbox_dirs_done(&d);
+        }
+}
+
+/* "memory peak N MiB" of a run's report. */
+static uint64_t memory_peak_mib(const char *out) {
+        const char *p = strstr(out, "memory peak ");
+        uint64_t v;
+
+        cr_assert(p, "no memory peak in: %s", out);
+        cr_assert_eq(sscanf(p, "memory peak %" SCNu64 " MiB", &v), 1, "%s", out);
+        return v;
+}
+
+Test(loadgen, mem_bounds_what_mem_load_io_load_and_read_load_hold, .timeout = 60) {
+        static const char *const bounded[] = { "mem_load", "io_load", "read_load" };
+
+        skip_unless_root();
+        for (size_t i = 0; i < ELEMENTSOF(bounded); i++) {
+                Dirs d = sandbox_dirs();
+                Run r = run((const char *const[]){ LOADGEN, "run", bounded[i], "--mem", "48M",
+                                                   "--duration", "1.5", "--dir", d.dir, NULL });
+                uint64_t peak;
+
+                cr_assert(exited_with(r.status, 0), "%s: stderr: %s", bounded[i], r.err);
+                peak = memory_peak_mib(r.out);
+                cr_expect_leq(peak, 48, "%s: peak %" PRIu64 " MiB over --mem 48M", bounded[i],
+                              peak);
+                /* mem_load references 90%: 43 MiB; the others fill the page cache up to it */
+                cr_expect_geq(peak, 24, "%s: peak %" PRIu64 " MiB, far below --mem", bounded[i],
+                              peak);
+                expect_clean(&r, &d);
+                run_done(&r);
+                sandbox_dirs_done(&d);
+        }
+}
+
+/* Reads a control file of the run's group while it runs: v1 mounts or v2. */
+static char *group_file(pid_t pid, const char *part, const char *file) {
+        _cleanup_free_ char *pattern = NULL;
+        char *text = NULL;
+        glob_t g;
+
+        cr_assert_gt(asprintf(&pattern, "/sys/fs/cgroup{,/*}/cgbalance.slice/loadgen-%d%s/%s",
+                              (int) pid, part, file),
+                     0);
+        if (glob(pattern, GLOB_BRACE | GLOB_NOSORT, NULL, &g) == 0)
+                text = read_all(g.gl_pathv[0]);
+        globfree(&g);
+        return text;
+}
+
+Test(loadgen, the_run_lives_in_its_cpuset_and_the_load_under_its_memory_limit, .timeout = 30) {
+        _cleanup_free_ char *cpus = NULL, *procs = NULL, *limit = NULL, *v2limit = NULL;
+        Dirs d;
+        Run r = { 0 };
+        uint64_t t0 = now_usec();
+
+        skip_unless_root();
+        d = sandbox_dirs();
+        start(&r,
+              (const char *const[]){ LOADGEN, "run", "process_load", "--cpus", "1", "--mem", "96M",
+                                     "--duration", "3", "--quick", "--dir", d.dir, NULL });
+        /* The load is in its group once loadgen has made the groups and started it. */
+        while (now_usec() - t0 < 2500000) {
+                free(procs);
+                procs = group_file(r.pid, "/load", "cgroup.procs");
+                if (procs && *procs)
+                        break;
+                usleep(50000);
+        }
+        cpus = group_file(r.pid, "", "cpuset.cpus");
+        limit = group_file(r.pid, "/load", "memory.limit_in_bytes");
+        v2limit = group_file(r.pid, "/load", "memory.max");
+        finish(&r);
+        cr_assert(exited_with(r.status, 0), "stderr: %s", r.err);
+        cr_expect(procs && *procs, "the load's group held no process");
+        cr_expect_str_eq(cpus ? cpus : "(none)", "1\n");
+        cr_expect((limit && streq(limit, "100663296\n")) ||
+                          (v2limit && streq(v2limit, "100663296\n")),
+                  "memory limit: %s / %s", limit ? limit : "-", v2limit ? v2limit : "-");
+        expect_clean(&r, &d);
+        run_done(&r);
+        sandbox_dirs_done(&d);
+}
+
+Test(loadgen, cpus_this_machine_lacks_are_refused_up_front) {
+        Run r = run((const char *const[]){ LOADGEN, "run", "no_load", "--cpus", "4000", NULL });
+        Run e = run((const char *const[]){ LOADGEN, "contest", "--cpus", "1-0", NULL });
+
+        cr_expect(exited_with(r.status, 2), "stderr: %s", r.err);
+        cr_expect(strstr(r.err, "--cpus 4000") && strstr(r.err, "may use"), "stderr: %s", r.err);
+        cr_expect(exited_with(e.status, 2), "stderr: %s", e.err);
+        cr_expect(strstr(e.err, "Invalid --cpus"), "stderr: %s", e.err);
+        run_done(&r);
+        run_done(&e);
 }
 
 Test(loadgen, process_load_passes_tokens_and_leaves_nothing, .timeout = 20) {
-        Run r = run(
-                (const char *const[]){ LOADGEN, "run", "process_load", "--duration", "1", NULL });
+        Run r;
+        Dirs d;
         uint64_t work = 0, cs = 0, pct = 0;
 
+        skip_unless_root();
+        d = sandbox_dirs();
+        r = run((const char *const[]){ LOADGEN, "run", "process_load", "--duration", "1", "--quick",
+                                       "--dir", d.dir, NULL });
         cr_assert(exited_with(r.status, 0), "stderr: %s", r.err);
         parse_text(r.out, "process_load", &work, &cs, &pct);
         cr_expect_gt(work, 1000);
         cr_expect_gt(pct, 0);
         cr_expect(cs >= 100 && cs < 300, "elapsed %" PRIu64 " cs", cs);
-        cr_expect(session_gone(r.pid), "a process of the run is left");
+        expect_clean(&r, &d);
         run_done(&r);
-}
-
-Test(loadgen, mem_load_completes_passes) {
-        Run r = run((const char *const[]){ LOADGEN, "run", "mem_load", "--mem", "16M", "--duration",
-                                           "0.5", NULL });
-        uint64_t work = 0, cs = 0, pct = 0;
-
-        cr_assert(exited_with(r.status, 0), "stderr: %s", r.err);
-        parse_text(r.out, "mem_load", &work, &cs, &pct);
-        cr_expect_geq(work, 1);
-        cr_expect_gt(pct, 50); /* in-process and busy */
-        run_done(&r);
+        sandbox_dirs_done(&d);
 }
 
 Test(loadgen, sigterm_ends_process_load_with_a_report, .timeout = 20) {
         Run r = { 0 };
+        Dirs d;
         uint64_t work = 0, cs = 0, pct = 0, t0;
 
-        start(&r,
-              (const char *const[]){ LOADGEN, "run", "process_load", "--duration", "30", NULL });
-        usleep(500000);
+        skip_unless_root();
+        d = sandbox_dirs();
+        start(&r, (const char *const[]){ LOADGEN, "run", "process_load", "--duration", "30",
+                                         "--quick", "--dir", d.dir, NULL });
+        usleep(800000);
         t0 = now_usec();
         cr_assert_eq(kill(r.pid, SIGTERM), 0);
         finish(&r);
@@ -231,17 +422,22 @@ Test(loadgen, sigterm_ends_process_load_with_a_report, .timeout = 20) {
         parse_text(r.out, "process_load", &work, &cs, &pct);
         cr_expect_gt(work, 0);
         cr_expect(strstr(r.out, "(interrupted)"), "%s", r.out);
-        cr_expect(session_gone(r.pid), "a process of the run is left");
+        expect_clean(&r, &d);
         run_done(&r);
+        sandbox_dirs_done(&d);
 }
 
 Test(loadgen, json_has_the_same_work_as_text, .timeout = 20) {
         /* One run cannot print both forms; the text line is computed from these same fields, so
          * check they are there, parse and hold together. */
-        Run j = run((const char *const[]){ LOADGEN, "run", "mem_load", "--mem", "4M", "--duration",
-                                           "0.3", "--json", NULL });
+        Run j;
+        Dirs d;
         uint64_t work, elapsed, cpu, pct;
 
+        skip_unless_root();
+        d = sandbox_dirs();
+        j = run((const char *const[]){ LOADGEN, "run", "mem_load", "--mem", "32M", "--duration",
+                                       "0.5", "--json", "--dir", d.dir, NULL });
         cr_assert(exited_with(j.status, 0), "stderr: %s", j.err);
         cr_expect(strstr(j.out, "\"load\": \"mem_load\""), "%s", j.out);
         work = json_number(j.out, "work");
@@ -249,10 +445,231 @@ Test(loadgen, json_has_the_same_work_as_text, .timeout = 20) {
         cpu = json_number(j.out, "cpu_usec");
         pct = json_number(j.out, "cpu_pct");
         cr_expect_geq(work, 1);
-        cr_expect(elapsed >= 300000 && elapsed < 1500000, "elapsed %" PRIu64, elapsed);
+        cr_expect(elapsed >= 500000 && elapsed < 1500000, "elapsed %" PRIu64, elapsed);
         cr_expect_eq(pct, cpu * 100 / elapsed);
+        cr_expect_leq(json_number(j.out, "memory_peak_bytes"), UINT64_C(32) << 20);
         cr_expect(j.out[0] == '{' && strstr(j.out, "}\n"), "%s", j.out);
         run_done(&j);
+        sandbox_dirs_done(&d);
+}
+
+Test(loadgen, no_sandbox_runs_without_cgroups) {
+        Dirs d = sandbox_dirs();
+        Run r = run((const char *const[]){ LOADGEN, "run", "process_load", "--no-sandbox",
+                                           "--duration", "0.5", "--quick", "--dir", d.dir, NULL });
+        uint64_t work = 0, cs = 0, pct = 0;
+
+        cr_assert(exited_with(r.status, 0), "stderr: %s", r.err);
+        parse_text(r.out, "process_load", &work, &cs, &pct);
+        cr_expect_gt(work, 0);
+        cr_expect_null(strstr(r.out, "memory peak"), "%s", r.out);
+        expect_clean(&r, &d);
+        run_done(&r);
+        sandbox_dirs_done(&d);
+}
+
+/* ---- contest */
+
+typedef struct Table {
+        char name[32], label[32];
+        unsigned runs;
+        double time, cpu, loads, lcpu, ratio;
+} Table;
+
+/* The tables of a contest's output, each "NAME:", the seed's header, one row. */
+static size_t parse_tables(const char *out, Table *t, size_t max) {
+        static const char header[] = "Kernel [runs] Time CPU% Loads LCPU% Ratio\n";
+        const char *p = out;
+        size_t n = 0;
+
+        while (*p) {
+                const char *colon = strchr(p, ':');
+                const char *h;
+
+                cr_assert(n < max, "more tables than loads: %s", out);
+                cr_assert(colon && colon[1] == '\n' && colon - p < 31, "not a table name: %s", p);
+                memcpy(t[n].name, p, (size_t) (colon - p));
+                t[n].name[colon - p] = '\0';
+                h = colon + 2;
+                cr_assert_eq(strncmp(h, header, strlen(header)), 0, "not the seed's header: %s", h);
+                p = h + strlen(header);
+                cr_assert_eq(sscanf(p, "%31s [%u] %lf %lf %lf %lf %lf", t[n].label, &t[n].runs,
+                                    &t[n].time, &t[n].cpu, &t[n].loads, &t[n].lcpu, &t[n].ratio),
+                             7, "not a row: %s", p);
+                p = strchr(p, '\n');
+                cr_assert(p, "a row without its newline");
+                p++;
+                if (*p == '\n')
+                        p++;
+                n++;
+        }
+        return n;
+}
+
+/* The value of key after the "load": "name" object of a contest's JSON. */
+static double json_load_value(const char *json, const char *name, const char *key) {
+        _cleanup_free_ char *l = NULL, *k = NULL;
+        const char *p;
+        double v;
+
+        cr_assert_gt(asprintf(&l, "\"load\": \"%s\"", name), 0);
+        cr_assert_gt(asprintf(&k, "\"%s\": ", key), 0);
+        p = strstr(json, l);
+        cr_assert(p, "no %s in the JSON", name);
+        p = strstr(p, k);
+        cr_assert(p, "no %s for %s in the JSON", key, name);
+        cr_assert_eq(sscanf(p + strlen(k), "%lf", &v), 1);
+        return v;
+}
+
+Test(contest, quick_with_every_load_prints_the_seed_tables_and_leaves_nothing, .timeout = 300) {
+        _cleanup_free_ char *json_dir = NULL, *json_path = NULL, *json = NULL;
+        Table t[16];
+        Dirs d;
+        Run r;
+        size_t n;
+
+        skip_unless_root();
+        d = sandbox_dirs();
+        json_dir = make_tmpdir();
+        cr_assert_gt(asprintf(&json_path, "%s/contest.json", json_dir), 0);
+        r = run((const char *const[]){ LOADGEN, "contest", "--quick", "--runs", "1", "--label",
+                                       "pri_bon00", "--json", json_path, "--dir", d.dir,
+                                       "--other-dir", d.other, NULL });
+        cr_assert(exited_with(r.status, 0), "stderr: %s", r.err);
+        cr_log_info("%s", r.out);
+        n = parse_tables(r.out, t, ELEMENTSOF(t));
+        cr_assert_eq(n, n_loads, "%zu tables for %zu loads: %s", n, n_loads, r.out);
+        json = read_all(json_path);
+        cr_expect(strstr(json, "\"cgroup_mode\": "), "%s", json);
+        cr_expect(strstr(json, "\"benchmark\": \"contest\""), "%s", json);
+        for (size_t i = 0; i < n; i++) {
+                bool idle = loads[i].run == no_load_run || loads[i].run == cacherun_run;
+                double want = t[i].time / t[0].time;
+                double slack = 0.006 + 0.05 * (1 + t[i].ratio) / t[0].time;
+
+                cr_expect_str_eq(t[i].name, loads[i].name, "table %zu", i);
+                cr_expect_str_eq(t[i].label, "pri_bon00");
+                cr_expect_eq(t[i].runs, 1);
+                cr_expect_gt(t[i].time, 0.5, "%s: Time %.1f", t[i].name, t[i].time);
+                cr_expect_gt(t[i].cpu, 0, "%s: CPU%% %.0f", t[i].name, t[i].cpu);
+                if (idle)
+                        cr_expect_eq(t[i].loads, 0, "%s: Loads %.0f", t[i].name, t[i].loads);
+                else
+                        cr_expect_gt(t[i].loads, 0, "%s: Loads %.0f", t[i].name, t[i].loads);
+                cr_expect(fabs(t[i].ratio - want) <= slack, "%s: Ratio %.2f, Time/no_load %.3f",
+                          t[i].name, t[i].ratio, want);
+                /* the JSON's raw means, to the millisecond */
+                cr_expect(fabs(json_load_value(json, t[i].name, "ratio") -
+                               json_load_value(json, t[i].name, "time_s") /
+                                       json_load_value(json, "no_load", "time_s")) < 0.001,
+                          "%s: JSON ratio is not time over no_load's", t[i].name);
+                cr_expect(fabs(json_load_value(json, t[i].name, "time_usec") / 1e6 - t[i].time) <
+                                  0.051,
+                          "%s: JSON time_usec is not the table's Time", t[i].name);
+        }
+        cr_expect_str_eq(t[0].name, "no_load");
+        cr_expect_eq(t[0].ratio, 1.0);
+        expect_clean(&r, &d);
+        run_done(&r);
+        rm_rf(json_dir);
+        sandbox_dirs_done(&d);
+}
+
+Test(contest, sigint_mid_run_ends_everything_and_leaves_nothing, .timeout = 120) {
+        _cleanup_free_ char *err = NULL;
+        uint64_t t0 = now_usec();
+        Dirs d;
+        Run r = { 0 };
+
+        skip_unless_root();
+        d = sandbox_dirs();
+        start(&r, (const char *const[]){ LOADGEN, "contest", "--quick", "--runs", "2", "--loads",
+                                         "process_load,ctar_load", "--dir", d.dir, "--other-dir",
+                                         d.other, NULL });
+        /* In the middle: process_load's second run, the ring and a compile both running. */
+        while (now_usec() - t0 < 90 * 1000000u) {
+                free(err);
+                err = read_all(r.err_path);
+                if (strstr(err, "process_load run 2 of 2"))
+                        break;
+                usleep(100000);
+        }
+        cr_assert(strstr(err, "process_load run 2 of 2"), "never got there: %s", err);
+        usleep(1500000);
+        cr_assert_eq(kill(r.pid, SIGINT), 0);
+        finish(&r);
+        cr_expect(exited_with(r.status, 128 + SIGINT), "status %d, stderr: %s", r.status, r.err);
+        cr_expect(strstr(r.err, "Interrupted"), "stderr: %s", r.err);
+        cr_expect_str_empty(r.out);
+        expect_clean(&r, &d);
+        run_done(&r);
+        sandbox_dirs_done(&d);
+}
+
+Test(contest, bad_loads_and_numbers_exit_2_before_anything_runs) {
+        static const char *const bad[][2] = {
+                { "--loads", "no_such_load" },
+                { "--loads", "io_load,io_load" },
+                { "--runs", "0" },
+                { "--runs", "x" },
+                { "--jobs", "-3" },
+                { "--lead", "0" },
+                { "--mem", "1M" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                Run r = run(
+                        (const char *const[]){ LOADGEN, "contest", bad[i][0], bad[i][1], NULL });
+
+                cr_expect(exited_with(r.status, 2), "%s %s: status %d", bad[i][0], bad[i][1],
+                          r.status);
+                cr_expect(strstr(r.err, bad[i][0]) || strstr(r.err, bad[i][1]), "%s %s: %s",
+                          bad[i][0], bad[i][1], r.err);
+                cr_expect_str_empty(r.out);
+                run_done(&r);
+        }
+}
+
+Test(contest, row_means_and_ratio) {
+        const ContestRun runs[] = {
+                { .time_usec = 40000000,
+                  .job_cpu_usec = 72000000,
+                  .load_work = 100000,
+                  .load_cpu_usec = 20000000 },
+                { .time_usec = 60000000,
+                  .job_cpu_usec = 84000000,
+                  .load_work = 140000,
+                  .load_cpu_usec = 24000000 },
+        };
+        ContestRow row = contest_row(runs, 2, 10000, 40.0);
+
+        cr_expect_eq(row.runs, 2);
+        cr_expect_float_eq(row.time_s, 50.0, 1e-9);
+        cr_expect_float_eq(row.cpu_pct, (180.0 + 140.0) / 2, 1e-9);
+        cr_expect_float_eq(row.loads, 12.0, 1e-9);
+        cr_expect_float_eq(row.lcpu_pct, (50.0 + 40.0) / 2, 1e-9);
+        cr_expect_float_eq(row.ratio, 1.25, 1e-9);
+        cr_expect(isnan(contest_row(runs, 2, 1, 0).ratio), "no no_load time: no Ratio");
+        cr_expect_eq(contest_row(runs, 0, 1, 40).time_s, 0);
+}
+
+Test(contest, row_is_printed_as_the_seed_prints_it) {
+        ContestRow row = { .runs = 7,
+                           .time_s = 49.04,
+                           .cpu_pct = 144.4,
+                           .loads = 10.4,
+                           .lcpu_pct = 49.6,
+                           .ratio = 1.3456 };
+        char *text = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&text, &size);
+
+        cr_assert(f);
+        contest_format_row(f, "2.5.52-mm1", &row);
+        cr_assert_eq(fclose(f), 0);
+        cr_expect_str_eq(text, "2.5.52-mm1 [7] 49.0 144 10 50 1.35\n");
+        free(text);
 }
 
 /* ---- parsers */

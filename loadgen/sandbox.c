@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "sandbox.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fileio.h"
+#include "load.h"
+#include "macro.h"
+
+#define KILL_TIMEOUT_USEC (5 * 1000000u)
+#define RUN_PREFIX "loadgen-"
+
+struct Sandbox {
+        bool cgroups;
+        CgroupLayout layout;
+        char *group[_SANDBOX_PART_MAX];
+        char *dir;
+        CpuMask *cpus;
+        bool made_group, made_dir;
+};
+
+static const char *const part_names[_SANDBOX_PART_MAX] = {
+        [SANDBOX_RUN] = NULL,
+        [SANDBOX_JOB] = "job",
+        [SANDBOX_LOAD] = "load",
+};
+
+/* The hierarchy the sandbox's groups are listed from: every layout that has groups has one. */
+static const char *list_base(const CgroupLayout *l) {
+        if (l->cpu_path[0])
+                return l->cpu_path;
+        if (l->cpuset_path[0])
+                return l->cpuset_path;
+        return l->unified_path;
+}
+
+/* Kills and removes group and every group below it, deepest first. */
+static int remove_group_tree(const CgroupLayout *l, const char *group) {
+        _cleanup_free_ char *dir = NULL;
+        DIR *d;
+        int r;
+
+        r = cgroup_kill_all(l, group, KILL_TIMEOUT_USEC);
+        if (r < 0 && r != -ENOENT)
+                return r;
+        if (asprintf(&dir, "%s/%s", list_base(l), group) < 0)
+                return -ENOMEM;
+        d = opendir(dir);
+        if (d) {
+                struct dirent *de;
+
+                while ((de = readdir(d))) {
+                        _cleanup_free_ char *child = NULL;
+
+                        if (de->d_type != DT_DIR || de->d_name[0] == '.')
+                                continue;
+                        if (asprintf(&child, "%s/%s", group, de->d_name) < 0) {
+                                closedir(d);
+                                return -ENOMEM;
+                        }
+                        r = remove_group_tree(l, child);
+                        if (r < 0) {
+                                closedir(d);
+                                return r;
+                        }
+                }
+                closedir(d);
+        }
+        r = cgroup_remove(l, group);
+        return r == -ENOENT ? 0 : r;
+}
+
+/* "loadgen-PID" of a loadgen that is gone: PID is dead, or now some other program. */
+static bool is_stale_run(const char *name) {
+        _cleanup_free_ char *comm_path = NULL, *comm = NULL;
+        unsigned long pid;
+        char *end;
+
+        if (strncmp(name, RUN_PREFIX, strlen(RUN_PREFIX)) != 0)
+                return false;
+        name += strlen(RUN_PREFIX);
+        errno = 0;
+        pid = strtoul(name, &end, 10);
+        if (errno != 0 || end == name || *end || pid == 0 || pid > INT32_MAX)
+                return false;
+        if ((pid_t) pid == getpid())
+                return true; /* a dead run that had our PID: we have not made ours yet */
+        if (asprintf(&comm_path, "/proc/%lu/comm", pid) < 0)
+                return false;
+        if (read_full_at(AT_FDCWD, comm_path, 64, &comm, NULL) < 0)
+                return errno == ENOENT || kill((pid_t) pid, 0) < 0;
+        return !streq(comm, "loadgen\n");
+}
+
+/* Removes the groups and directories of runs whose loadgen died without cleaning up. */
+static void reap_stale(const CgroupLayout *l, const char *dir) {
+        const char *bases[2] = { dir, NULL };
+        _cleanup_free_ char *slice = NULL;
+
+        if (l && asprintf(&slice, "%s/" SANDBOX_SLICE, list_base(l)) >= 0)
+                bases[1] = slice;
+        for (size_t b = 0; b < ELEMENTSOF(bases); b++) {
+                struct dirent *de;
+                DIR *d;
+
+                if (!bases[b] || !(d = opendir(bases[b])))
+                        continue;
+                while ((de = readdir(d))) {
+                        _cleanup_free_ char *p = NULL;
+
+                        if (!is_stale_run(de->d_name))
+                                continue;
+                        if (b == 0) {
+                                if (asprintf(&p, "%s/%s", dir, de->d_name) >= 0)
+                                        (void) load_remove_tree(p);
+                        } else if (asprintf(&p, SANDBOX_SLICE "/%s", de->d_name) >= 0)
+                                (void) remove_group_tree(l, p);
+                }
+                closedir(d);
+        }
+}
+
+static int online_cpus(CpuMask **ret) {
+        _cleanup_cpumask_ CpuMask *m = NULL;
+        cpu_set_t *set;
+        size_t size;
+
+        m = cpumask_new(CPUMASK_MAX_CPUS);
+        if (!m)
+                return -ENOMEM;
+        set = cpumask_cpu_set(m);
+        size = cpumask_cpu_set_size(m);
+        if (sched_getaffinity(0, size, set) < 0)
+                return negative_errno();
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+static int make_groups(Sandbox *sb, const SandboxOptions *o) {
+        int r;
+
+        r = cgroup_layout_detect(&sb->layout);
+        if (r < 0)
+                return r;
+        if (sb->layout.mode == CGROUP_MODE_NONE || !sb->layout.cpu_path[0])
+                return -EOPNOTSUPP;
+        if (o->mem_bytes && !sb->layout.memory_path[0])
+                return -EOPNOTSUPP;
+        reap_stale(&sb->layout, NULL);
+        if (asprintf(&sb->group[SANDBOX_RUN], SANDBOX_SLICE "/" RUN_PREFIX "%d", (int) getpid()) <
+            0)
+                return -ENOMEM;
+        for (int p = SANDBOX_RUN + 1; p < _SANDBOX_PART_MAX; p++)
+                if (asprintf(&sb->group[p], "%s/%s", sb->group[SANDBOX_RUN], part_names[p]) < 0)
+                        return -ENOMEM;
+        r = cgroup_create(&sb->layout, sb->group[SANDBOX_RUN]);
+        if (r < 0)
+                return r;
+        sb->made_group = true;
+        /* The cpuset before the children, which start with their parent's. */
+        if (o->cpus) {
+                r = cgroup_set_cpuset(&sb->layout, sb->group[SANDBOX_RUN], o->cpus, NULL);
+                if (r < 0)
+                        return r;
+        }
+        for (int p = SANDBOX_RUN + 1; p < _SANDBOX_PART_MAX; p++) {
+                r = cgroup_create(&sb->layout, sb->group[p]);
+                if (r < 0)
+                        return r;
+        }
+        if (o->mem_bytes)
+                return cgroup_set_memory_max(&sb->layout, sb->group[SANDBOX_LOAD], o->mem_bytes);
+        return 0;
+}
+
+int sandbox_new(const SandboxOptions *o, Sandbox **ret) {
+        _cleanup_sandbox_ Sandbox *sb = NULL;
+        const char *dir = o->dir ? o->dir : SANDBOX_DEFAULT_DIR;
+        int r;
+
+        sb = calloc(1, sizeof *sb);
+        if (!sb)
+                return -ENOMEM;
+        sb->cgroups = o->cgroups;
+        r = o->cpus ? ((sb->cpus = cpumask_copy(o->cpus)) ? 0 : -ENOMEM) : online_cpus(&sb->cpus);
+        if (r < 0)
+                return r;
+        if (sb->cgroups) {
+                r = make_groups(sb, o);
+                if (r < 0)
+                        return r;
+        }
+        reap_stale(NULL, dir);
+        if (asprintf(&sb->dir, "%s/" RUN_PREFIX "%d", dir, (int) getpid()) < 0)
+                return -ENOMEM;
+        if (mkdir(sb->dir, 0700) < 0)
+                return negative_errno();
+        sb->made_dir = true;
+        *ret = TAKE_PTR(sb);
+        return 0;
+}
+
+Sandbox *sandbox_free(Sandbox *sb) {
+        if (!sb)
+                return NULL;
+        if (sb->made_group)
+                (void) remove_group_tree(&sb->layout, sb->group[SANDBOX_RUN]);
+        if (sb->made_dir)
+                (void) load_remove_tree(sb->dir);
+        for (int p = 0; p < _SANDBOX_PART_MAX; p++)
+                free(sb->group[p]);
+        free(sb->dir);
+        cpumask_free(sb->cpus);
+        return mfree(sb);
+}
+
+const char *sandbox_dir(const Sandbox *sb) {
+        return sb->dir;
+}
+
+char *sandbox_path(const Sandbox *sb, const char *name) {
+        char *p;
+
+        return asprintf(&p, "%s/%s", sb->dir, name) < 0 ? NULL : p;
+}
+
+const char *sandbox_group(const Sandbox *sb, SandboxPart part) {
+        return sb->cgroups ? sb->group[part] : NULL;
+}
+
+const CgroupLayout *sandbox_layout(const Sandbox *sb) {
+        return sb->cgroups ? &sb->layout : NULL;
+}
+
+const CpuMask *sandbox_cpus(const Sandbox *sb) {
+        return sb->cpus;
+}
+
+unsigned sandbox_ncpus(const Sandbox *sb) {
+        return MAX(cpumask_count(sb->cpus), 1u);
+}
+
+int sandbox_enter(const Sandbox *sb, SandboxPart part) {
+        if (!sb->cgroups)
+                return sched_setaffinity(0, cpumask_cpu_set_size(sb->cpus),
+                                         cpumask_cpu_set(sb->cpus)) < 0
+                               ? negative_errno()
+                               : 0;
+        return cgroup_attach_pid(&sb->layout, sb->group[part], getpid());
+}
+
+int sandbox_cpu_usec(const Sandbox *sb, SandboxPart part, uint64_t *ret) {
+        if (!sb->cgroups)
+                return -EOPNOTSUPP;
+        return cgroup_read_usage(&sb->layout, sb->group[part], ret);
+}
+
+int sandbox_memory_peak(const Sandbox *sb, SandboxPart part, uint64_t *ret) {
+        if (!sb->cgroups || !sb->layout.memory_path[0])
+                return -EOPNOTSUPP;
+        return cgroup_read_memory_peak(&sb->layout, sb->group[part], ret);
+}
+
+int sandbox_kill(const Sandbox *sb) {
+        if (!sb->cgroups)
+                return 0;
+        return cgroup_kill_all(&sb->layout, sb->group[SANDBOX_RUN], KILL_TIMEOUT_USEC);
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The sandbox every loadgen run lives in, so cgbalanced manages it and nothing of it outlives it:
+ *
+ *   cgroups   cgbalance.slice/loadgen-PID        the run; --cpus is its cpuset
+ *             cgbalance.slice/loadgen-PID/job    the foreground job (make and the compilers)
+ *             cgbalance.slice/loadgen-PID/load   the background load; --mem is its memory limit
+ *   files     DIR/loadgen-PID/                   the job's tree, the loads' files (DIR: --dir)
+ *
+ * "RAM" for io_load, read_load and mem_load is the load group's memory limit. The job is not
+ * limited: with no swap a limit shared with mem_load would OOM-kill the compiler, not slow it.
+ *
+ * sandbox_free() SIGKILLs every process left in the groups, removes the groups and the
+ * directory. A run killed before it could do so (SIGKILL, a crash) leaves them behind;
+ * sandbox_new() first removes those of every loadgen-PID whose PID is no longer a loadgen.
+ *
+ * Without cgroups (SandboxOptions.cgroups false: --no-sandbox) there are only the files, --cpus
+ * becomes the affinity of each child, and CPU time and memory peaks are not available.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cgroup.h"
+#include "cpumask.h"
+
+#define SANDBOX_SLICE "cgbalance.slice"
+#define SANDBOX_DEFAULT_DIR "/var/tmp"
+
+typedef enum SandboxPart {
+        SANDBOX_RUN, /* the run's own group: both below */
+        SANDBOX_JOB,
+        SANDBOX_LOAD,
+        _SANDBOX_PART_MAX,
+} SandboxPart;
+
+typedef struct SandboxOptions {
+        const CpuMask *cpus; /* NULL: every online CPU */
+        uint64_t mem_bytes; /* the load group's memory limit; 0: none */
+        const char *dir; /* where the run's directory is made; NULL: SANDBOX_DEFAULT_DIR */
+        bool cgroups; /* false: files only */
+} SandboxOptions;
+
+typedef struct Sandbox Sandbox;
+
+/*
+ * Removes what dead runs left, then makes the run's groups and directory. Errors: -EACCES or
+ * -EPERM (not root: the message should say so), -EOPNOTSUPP (no cpu controller; or --mem with no
+ * memory controller), -ERANGE/-EINVAL (the kernel refused the cpuset), and the errors of
+ * cgroup_create() and mkdir().
+ */
+int sandbox_new(const SandboxOptions *o, Sandbox **ret);
+/* Kills what is left, removes groups and files. Accepts NULL; returns NULL. */
+Sandbox *sandbox_free(Sandbox *sb);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Sandbox *, sandbox_free);
+#define _cleanup_sandbox_ _cleanup_(sandbox_freep)
+
+/* The run's directory, DIR/loadgen-PID. */
+const char *sandbox_dir(const Sandbox *sb);
+/* A new path below the run's directory (not created); NULL on ENOMEM. Caller frees. */
+char *sandbox_path(const Sandbox *sb, const char *name);
+/* The group of part, "cgbalance.slice/loadgen-PID/load"; NULL without cgroups. */
+const char *sandbox_group(const Sandbox *sb, SandboxPart part);
+/* The cgroup layout in use; NULL without cgroups. */
+const CgroupLayout *sandbox_layout(const Sandbox *sb);
+/* The CPUs the run may use, and how many. */
+const CpuMask *sandbox_cpus(const Sandbox *sb);
+unsigned sandbox_ncpus(const Sandbox *sb);
+
+/*
+ * For a child after fork(), before it execs or works: moves the calling process into part's
+ * group (or, without cgroups, sets its affinity to the run's CPUs).
+ */
+int sandbox_enter(const Sandbox *sb, SandboxPart part);
+/* CPU time used so far by part's group. -EOPNOTSUPP without cgroups. */
+int sandbox_cpu_usec(const Sandbox *sb, SandboxPart part, uint64_t *ret);
+/* The most memory part's group has held. -EOPNOTSUPP without cgroups or a memory controller. */
+int sandbox_memory_peak(const Sandbox *sb, SandboxPart part, uint64_t *ret);
+/* SIGKILLs every process in the run's groups and waits until they are gone (-EBUSY after 5 s).
+ * Without cgroups: 0, nothing done (each child is the caller's to end). */
+int sandbox_kill(const Sandbox *sb);
