@@ -23,7 +23,7 @@ const Load loads[] = {
           no_load_run },
         { "cacherun", "Nothing, but the job runs again straight after a run, caches warm.", "units",
           "-", 1, cacherun_run },
-        { "process_load", "4 x ncpus processes in a ring of pipes pass a few tokens round.",
+        { "process_load", "4 x ncpus processes in ncpus rings of pipes pass a token round each.",
           "token hops", "token hops / 10^4", 10000, process_load_run },
         { "ctar_load", "Creates a tar of the job's tree (tar -cf) in the work dir, repeatedly.",
           "archives", "archives", 1, ctar_load_run },
@@ -39,7 +39,7 @@ const Load loads[] = {
           "MB read", "MB read / 100", 100, read_load_run },
         { "list_load", "Lists the job's tree (ls -lRa) to /dev/null, repeatedly.", "listings",
           "listings", 1, list_load_run },
-        { "mem_load", "References 90% of RAM (--mem) page by page in a cache-hostile stride.",
+        { "mem_load", "Writes every line of 90% of RAM (--mem), pages in a cache-hostile order.",
           "passes", "passes", 1, mem_load_run },
 };
 const size_t n_loads = ELEMENTSOF(loads);
