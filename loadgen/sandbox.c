@@ -84,6 +84,7 @@ static bool is_stale_run(const char *name) {
         _cleanup_free_ char *comm_path = NULL, *comm = NULL;
         unsigned long pid;
         char *end;
+        int r;
 
         if (strncmp(name, RUN_PREFIX, strlen(RUN_PREFIX)) != 0)
                 return false;
@@ -96,8 +97,9 @@ static bool is_stale_run(const char *name) {
                 return true; /* a dead run that had our PID: we have not made ours yet */
         if (asprintf(&comm_path, "/proc/%lu/comm", pid) < 0)
                 return false;
-        if (read_full_at(AT_FDCWD, comm_path, 64, &comm, NULL) < 0)
-                return errno == ENOENT || kill((pid_t) pid, 0) < 0;
+        r = read_full_at(AT_FDCWD, comm_path, 64, &comm, NULL);
+        if (r < 0)
+                return r == -ENOENT || r == -ESRCH; /* gone; any other error: leave it alone */
         return !streq(comm, "loadgen\n");
 }
 

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "contest.h"
 #include "load.h"
 #include "macro.h"
@@ -369,6 +370,68 @@ Test(loadgen, the_run_lives_in_its_cpuset_and_the_load_under_its_memory_limit, .
                           (v2limit && streq(v2limit, "100663296\n")),
                   "memory limit: %s / %s", limit ? limit : "-", v2limit ? v2limit : "-");
         expect_clean(&r, &d);
+        run_done(&r);
+        sandbox_dirs_done(&d);
+}
+
+/* A PID no process has: a child's, once it is reaped. */
+static pid_t dead_pid(void) {
+        pid_t p = fork();
+
+        cr_assert_geq(p, 0);
+        if (p == 0)
+                _exit(0);
+        cr_assert_eq(waitpid(p, NULL, 0), p);
+        return p;
+}
+
+Test(loadgen, a_run_removes_what_a_killed_run_left_behind, .timeout = 30) {
+        _cleanup_free_ char *group = NULL, *load = NULL, *stale_dir = NULL, *left = NULL;
+        _cleanup_free_ char *stale_file = NULL;
+        CgroupLayout layout;
+        pid_t dead, sleeper;
+        int st = 0;
+        Dirs d;
+        Run r;
+
+        skip_unless_root();
+        d = sandbox_dirs();
+        dead = dead_pid();
+        /* What a SIGKILLed loadgen leaves: its groups with a process in them, its directory. */
+        cr_assert_eq(cgroup_layout_detect(&layout), 0);
+        cr_assert_gt(asprintf(&group, "cgbalance.slice/loadgen-%d", (int) dead), 0);
+        cr_assert_gt(asprintf(&load, "%s/load", group), 0);
+        cr_assert_eq(cgroup_create(&layout, load), 0);
+        sleeper = fork();
+        cr_assert_geq(sleeper, 0);
+        if (sleeper == 0) {
+                die_with_parent(getppid());
+                execlp("sleep", "sleep", "60", NULL);
+                _exit(127);
+        }
+        cr_assert_eq(cgroup_attach_pid(&layout, load, sleeper), 0);
+        cr_assert_gt(asprintf(&stale_dir, "%s/loadgen-%d", d.dir, (int) dead), 0);
+        cr_assert_gt(asprintf(&stale_file, "%s/tree/Makefile", stale_dir), 0);
+        write_file_at(AT_FDCWD, stale_file, "all:\n");
+
+        r = run((const char *const[]){ LOADGEN, "run", "no_load", "--duration", "0.2", "--quick",
+                                       "--dir", d.dir, NULL });
+        cr_expect(exited_with(r.status, 0), "stderr: %s", r.err);
+        /* Killed by then: a zombie of ours to reap at once, or still sleeping. */
+        if (waitpid(sleeper, &st, WNOHANG) != sleeper) {
+                (void) kill(sleeper, SIGKILL);
+                (void) waitpid(sleeper, &st, 0);
+                cr_expect_fail("the stale run's process was left running");
+        } else
+                cr_expect(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "status %d", st);
+        left = group_left(dead);
+        cr_expect_null(left, "the stale run's cgroup is left: %s", left);
+        cr_expect(access(stale_dir, F_OK) < 0 && errno == ENOENT, "%s is left", stale_dir);
+        expect_clean(&r, &d);
+        if (left) {
+                (void) cgroup_remove(&layout, load);
+                (void) cgroup_remove(&layout, group);
+        }
         run_done(&r);
         sandbox_dirs_done(&d);
 }
