@@ -26,7 +26,7 @@ typedef struct Contest {
         char *copy; /* the same tree for ctar, xtar and list: the job's changes as it builds */
         char *work; /* the load's own files */
         unsigned jobs;
-        uint64_t start_usec;
+        uint64_t start_usec, runs_start_usec; /* the contest's, the first timed run's */
         unsigned done, total; /* runs, for the progress line */
 } Contest;
 
@@ -68,8 +68,9 @@ static void progress(const Contest *c, const Load *l, unsigned run) {
                         l->name, run, c->o->runs, elapsed / 60, elapsed % 60);
                 return;
         }
-        /* Every run so far took about as long as the next ones will. */
-        uint64_t left = elapsed * (c->total - c->done) / c->done;
+        /* Every run so far took about as long as the next ones will (the warm-up aside). */
+        uint64_t left =
+                (now_usec() - c->runs_start_usec) / 1000000 * (c->total - c->done) / c->done;
         fprintf(stderr,
                 "loadgen: %s run %u of %u, %" PRIu64 ":%02" PRIu64 " elapsed, about %" PRIu64
                 ":%02" PRIu64 " left\n",
@@ -164,7 +165,9 @@ static int prepare(Contest *c) {
                 fprintf(stderr, "loadgen: warming up: one build of %u files with make -j %u\n",
                         c->o->tree.files, c->jobs);
         /* As kernbench does: the compiler and the tree in the page cache for every run alike. */
-        return run_make(c, NULL, NULL);
+        r = run_make(c, NULL, NULL);
+        c->runs_start_usec = now_usec();
+        return r;
 }
 
 static void contest_done(Contest *c) {
