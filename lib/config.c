@@ -35,7 +35,16 @@ typedef union Value {
         char *s;
         CpuMask *mask;
         char **strv;
+        ConfigList list;
 } Value;
+
+/* Loading state of one kind's instances, indexed like its ConfigInstances. */
+typedef struct KindState {
+        const char **origin_file; /* [instance * n_keys + key]: file it was last set in */
+        unsigned *origin_line;
+        unsigned *seen_line; /* line in the current file, 0 if not there yet */
+        unsigned *seen_section; /* per instance: its section line in the current file, or 0 */
+} KindState;
 
 /* Loading state; also what a validate callback receives, for config_reject(). */
 struct ConfigContext {
@@ -46,6 +55,7 @@ struct ConfigContext {
         unsigned *seen_line; /* per key: line in the current file, 0 if not there yet */
         char **files; /* names of the files read, owned; origin_file points here */
         size_t n_files;
+        KindState *kinds; /* per schema kind; NULL outside config_load*() */
 
         /* The text being parsed. */
         const char *file;
@@ -54,6 +64,8 @@ struct ConfigContext {
         size_t line_len;
         unsigned lineno;
         bool failed;
+        const ConfigKind *kind; /* the current section is [KIND NAME] of this kind, ... */
+        size_t instance; /* ... this instance of it; kind is NULL in a fixed section */
 
         ConfigError error;
 };
@@ -153,6 +165,53 @@ static size_t key_index(const ConfigSchema *s, const ConfigKey *k) {
         return (size_t) (k - s->keys);
 }
 
+static ConfigInstances *instances_of(const ConfigKind *kind, void *config) {
+        return (ConfigInstances *) ((char *) config + kind->offset);
+}
+
+static const ConfigInstances *cinstances_of(const ConfigKind *kind, const void *config) {
+        return (const ConfigInstances *) ((const char *) config + kind->offset);
+}
+
+static void *instance_item(const ConfigKind *kind, const ConfigInstances *l, size_t i) {
+        return (char *) l->items + i * kind->struct_size;
+}
+
+static const ConfigKind *find_kind(const ConfigSchema *s, const char *name, size_t len) {
+        for (size_t i = 0; i < s->n_kinds; i++)
+                if (strlen(s->kinds[i].name) == len && strncmp(s->kinds[i].name, name, len) == 0)
+                        return &s->kinds[i];
+        return NULL;
+}
+
+static const ConfigKey *find_kind_key(const ConfigKind *kind, const char *name) {
+        for (size_t i = 0; i < kind->n_keys; i++)
+                if (streq(kind->keys[i].name, name))
+                        return &kind->keys[i];
+        return NULL;
+}
+
+static size_t kind_max(const ConfigKind *kind) {
+        return kind->max_instances > 0 ? kind->max_instances : CONFIG_INSTANCES_MAX;
+}
+
+/*
+ * Makes room in *p for element n (of size bytes) of an array that has exactly n elements. Room
+ * doubles at each power of two, so the capacity is known from n alone.
+ */
+static int grow_for(void **p, size_t n, size_t size) {
+        size_t cap = n == 0 ? 1 : 2 * n;
+        void *q;
+
+        if (n > 0 && (n & (n - 1)) != 0)
+                return 0; /* not a power of two: there is room up to the next */
+        q = reallocarray(*p, cap, size > 0 ? size : 1);
+        if (!q)
+                return -ENOMEM;
+        *p = q;
+        return 0;
+}
+
 static const ConfigKey *find_key(const ConfigSchema *s, const char *section, size_t section_len,
                                  const char *name) {
         for (size_t i = 0; i < s->n_keys; i++) {
@@ -182,7 +241,7 @@ static void uint_range(const ConfigKey *k, uint64_t *lo, uint64_t *hi) {
                 *hi = k->umax;
         else if (k->type == CONFIG_PERCENT)
                 *hi = 100;
-        else if (k->type == CONFIG_STRING || k->type == CONFIG_STRV)
+        else if (k->type == CONFIG_STRING || k->type == CONFIG_STRV || k->type == CONFIG_LIST)
                 *hi = CONFIG_STRING_MAX;
         else if (k->type == CONFIG_CPULIST)
                 *hi = CPUMASK_MAX_CPUS;
@@ -530,6 +589,36 @@ static int parse_strv_value(const ConfigKey *k, const char *text, Value *ret, ch
         return 0;
 }
 
+static void list_free(ConfigList *l) {
+        for (size_t i = 0; i < l->n; i++) {
+                free(l->items[i].value);
+                free(l->items[i].file);
+        }
+        free(l->items);
+        *l = (ConfigList){};
+}
+
+/* A list of the one element text, or none for "": what a default or config_set_one() gives. */
+static int parse_list_value(const ConfigKey *k, const char *text, Value *ret, char *why) {
+        Value s;
+        int r;
+
+        ret->list = (ConfigList){};
+        if (text[0] == '\0')
+                return 0;
+        r = parse_string_value(k, text, &s, why);
+        if (r < 0)
+                return r;
+        ret->list.items = calloc(1, sizeof(ConfigListItem));
+        if (!ret->list.items) {
+                free(s.s);
+                return reason(why, -ENOMEM, "out of memory");
+        }
+        ret->list.items[0].value = s.s;
+        ret->list.n = 1;
+        return 0;
+}
+
 /* Parses text as k's type into *ret, which the caller then stores or releases. */
 static int value_parse(const ConfigKey *k, const char *text, Value *ret, char *why) {
         for (const char *p = text; *p; p++)
@@ -537,7 +626,7 @@ static int value_parse(const ConfigKey *k, const char *text, Value *ret, char *w
                     *p == 0x7f)
                         return reason(why, -EINVAL, "control character 0x%02x in value",
                                       (unsigned) (unsigned char) *p);
-        if (text[0] == '\0' && !(k->flags & CONFIG_EMPTY_OK))
+        if (text[0] == '\0' && !(k->flags & CONFIG_EMPTY_OK) && k->type != CONFIG_LIST)
                 return reason(why, -EINVAL, "empty value");
 
         *ret = (Value){};
@@ -556,6 +645,7 @@ static int value_parse(const ConfigKey *k, const char *text, Value *ret, char *w
         case CONFIG_CPULIST: return parse_cpulist_value(k, text, ret, why);
         case CONFIG_ENUM: return parse_enum_value(k, text, ret, why);
         case CONFIG_STRV: return parse_strv_value(k, text, ret, why);
+        case CONFIG_LIST: return parse_list_value(k, text, ret, why);
         default: return reason(why, -EINVAL, "bad key type %d", (int) k->type);
         }
 }
@@ -567,6 +657,8 @@ static void value_release(const ConfigKey *k, Value *v) {
                 cpumask_free(v->mask);
         else if (k->type == CONFIG_STRV)
                 strv_free(v->strv);
+        else if (k->type == CONFIG_LIST)
+                list_free(&v->list);
         *v = (Value){};
 }
 
@@ -584,6 +676,7 @@ static void value_put(const ConfigKey *k, void *config, Value *v) {
         case CONFIG_CPULIST: *(CpuMask **) m = v->mask; break;
         case CONFIG_ENUM: *(int *) m = v->e; break;
         case CONFIG_STRV: *(char ***) m = v->strv; break;
+        case CONFIG_LIST: *(ConfigList *) m = v->list; break;
         default: break;
         }
         *v = (Value){};
@@ -599,6 +692,8 @@ static void member_release(const ConfigKey *k, void *config) {
                 *(CpuMask **) m = cpumask_free(*(CpuMask **) m);
         else if (k->type == CONFIG_STRV)
                 *(char ***) m = strv_free(*(char ***) m);
+        else if (k->type == CONFIG_LIST)
+                list_free((ConfigList *) m);
 }
 
 static void value_store(const ConfigKey *k, void *config, Value *v) {
@@ -606,11 +701,27 @@ static void value_store(const ConfigKey *k, void *config, Value *v) {
         value_put(k, config, v);
 }
 
+static void instances_free(const ConfigKind *kind, ConfigInstances *l) {
+        for (size_t i = 0; i < l->n; i++) {
+                for (size_t j = 0; j < kind->n_keys; j++)
+                        member_release(&kind->keys[j], instance_item(kind, l, i));
+                free(l->names[i]);
+                free(l->files[i]);
+        }
+        free(l->items);
+        free(l->names);
+        free(l->files);
+        free(l->lines);
+        *l = (ConfigInstances){};
+}
+
 void config_free(const ConfigSchema *schema, void *config) {
         if (!schema || !config)
                 return;
         for (size_t i = 0; i < schema->n_keys; i++)
                 member_release(&schema->keys[i], config);
+        for (size_t i = 0; i < schema->n_kinds; i++)
+                instances_free(&schema->kinds[i], instances_of(&schema->kinds[i], config));
 }
 
 /* ---- formatting */
@@ -679,6 +790,7 @@ int config_format_value(const ConfigKey *k, const void *config, char **ret) {
                 s = strdup(name);
                 break;
         case CONFIG_STRV: s = strv_join(*(char **const *) m); break;
+        case CONFIG_LIST: return -EOPNOTSUPP;
         default: return -EINVAL;
         }
         if (!s)
@@ -689,21 +801,108 @@ int config_format_value(const ConfigKey *k, const void *config, char **ret) {
 
 /* ---- parsing one text with inih */
 
-/* "[name]" with only blanks or a comment after it, naming a section of the table. */
+/* Appends a new instance of kind with its keys' defaults; c->instance becomes its index. */
+static int instance_add(ConfigContext *c, const ConfigKind *kind, const char *name) {
+        ConfigInstances *l = instances_of(kind, c->config);
+        KindState *ks = &c->kinds[kind - c->schema->kinds];
+        size_t n = l->n, nk = kind->n_keys > 0 ? kind->n_keys : 1;
+        _cleanup_free_ char *name_copy = strdup(name), *file_copy = strdup(c->file);
+
+        if (!name_copy || !file_copy || grow_for(&l->items, n, kind->struct_size) < 0 ||
+            grow_for((void **) &l->names, n, sizeof *l->names) < 0 ||
+            grow_for((void **) &l->files, n, sizeof *l->files) < 0 ||
+            grow_for((void **) &l->lines, n, sizeof *l->lines) < 0 ||
+            grow_for((void **) &ks->seen_section, n, sizeof *ks->seen_section) < 0 ||
+            grow_for((void **) &ks->origin_file, n, nk * sizeof *ks->origin_file) < 0 ||
+            grow_for((void **) &ks->origin_line, n, nk * sizeof *ks->origin_line) < 0 ||
+            grow_for((void **) &ks->seen_line, n, nk * sizeof *ks->seen_line) < 0)
+                return ctx_fail(c, -ENOMEM, NULL, "out of memory");
+        memset(instance_item(kind, l, n), 0, kind->struct_size);
+        memset(ks->origin_file + n * nk, 0, nk * sizeof *ks->origin_file);
+        memset(ks->origin_line + n * nk, 0, nk * sizeof *ks->origin_line);
+        memset(ks->seen_line + n * nk, 0, nk * sizeof *ks->seen_line);
+        ks->seen_section[n] = c->lineno;
+        l->names[n] = TAKE_PTR(name_copy);
+        l->files[n] = TAKE_PTR(file_copy);
+        l->lines[n] = c->lineno;
+        l->n = n + 1; /* from here config_free() releases what the defaults put in */
+        c->instance = n;
+        for (size_t i = 0; i < kind->n_keys; i++) {
+                const ConfigKey *k = &kind->keys[i];
+                char why[WHY_MAX];
+                Value v;
+
+                /* config_check_schema() parsed each default already: only ENOMEM is left. */
+                if (value_parse(k, k->default_value, &v, why) < 0)
+                        return ctx_fail(c, -ENOMEM, NULL, "out of memory");
+                value_put(k, instance_item(kind, l, n), &v);
+        }
+        return 0;
+}
+
+/* "[KIND NAME]": opens (or, in a later file, reopens) that instance. */
+static int open_instance(ConfigContext *c, const char *inner, size_t len, const char *subject) {
+        size_t kind_len = 0, skip;
+        char name[CONFIG_NAME_MAX + 1];
+        const ConfigKind *kind;
+        ConfigInstances *l;
+        size_t i;
+
+        while (kind_len < len && !is_blank(inner[kind_len]))
+                kind_len++; /* inner is not NUL-terminated: it is part of the whole text */
+        kind = kind_len > 0 ? find_kind(c->schema, inner, kind_len) : NULL;
+        if (!kind && kind_len > 0 && kind_len < len)
+                return ctx_fail(c, -EINVAL, subject, "unknown section kind '%.*s'", (int) kind_len,
+                                inner);
+        if (!kind)
+                return ctx_fail(c, -EINVAL, subject, "unknown section");
+        for (skip = kind_len; skip < len && is_blank(inner[skip]); skip++)
+                ;
+        if (skip == len)
+                return ctx_fail(c, -EINVAL, subject, "missing name (expected [%s NAME])",
+                                kind->name);
+        if (len - skip > CONFIG_NAME_MAX)
+                return ctx_fail(c, -EINVAL, subject, "name longer than %u bytes", CONFIG_NAME_MAX);
+        snprintf(name, sizeof name, "%.*s", (int) (len - skip), inner + skip);
+        if (!is_name(name))
+                return ctx_fail(c, -EINVAL, subject, "invalid name '%s' (only [A-Za-z0-9_-])",
+                                name);
+        l = instances_of(kind, c->config);
+        c->kind = kind;
+        if (config_instances_find(l, name, &i) >= 0) {
+                KindState *ks = &c->kinds[kind - c->schema->kinds];
+
+                if (ks->seen_section[i] > 0)
+                        return ctx_fail(c, -EINVAL, subject, "duplicate section (first on line %u)",
+                                        ks->seen_section[i]);
+                ks->seen_section[i] = c->lineno;
+                c->instance = i;
+                return 0;
+        }
+        if (l->n >= kind_max(kind))
+                return ctx_fail(c, -EINVAL, subject, "more than %zu [%s NAME] sections",
+                                kind_max(kind), kind->name);
+        return instance_add(c, kind, name);
+}
+
+/* "[name]" with only blanks or a comment after it, naming a section of the table or an instance. */
 static int check_section_line(ConfigContext *c, const char *s, size_t len) {
         const char *close = memchr(s, ']', len), *rest;
-        char subject[CONFIG_NAME_MAX + 16];
+        char subject[INI_MAX_LINE + 8];
+        size_t inner_len;
 
         if (!close)
                 return 0; /* inih reports it as a syntax error */
-        snprintf(subject, sizeof subject, "[%.*s]", (int) (close - s - 1), s + 1);
+        inner_len = (size_t) (close - s - 1);
+        snprintf(subject, sizeof subject, "[%.*s]", (int) inner_len, s + 1);
         for (rest = close + 1; rest < s + len && isspace((unsigned char) *rest); rest++)
                 ;
         if (rest < s + len && *rest != ';' && *rest != '#')
                 return ctx_fail(c, -EINVAL, subject, "text after ']'");
-        if (!find_key(c->schema, s + 1, (size_t) (close - s - 1), NULL))
-                return ctx_fail(c, -EINVAL, subject, "unknown section");
-        return 0;
+        c->kind = NULL;
+        if (find_key(c->schema, s + 1, inner_len, NULL))
+                return 0;
+        return open_instance(c, s + 1, inner_len, subject);
 }
 
 /*
@@ -760,24 +959,97 @@ static char *read_line(char *buf, int bufsize, void *userdata) {
 }
 
 /* inih takes "key: value" too; only '=' is documented, so only '=' is accepted. */
-static int check_separator(ConfigContext *c, const char *name) {
+static int check_separator(ConfigContext *c, const char *name, const char *subject) {
         size_t i = strlen(name);
 
         if (i > c->line_len || strncmp(c->line, name, i) != 0)
-                return ctx_fail(c, -EINVAL, name, "expected 'key = value'");
+                return ctx_fail(c, -EINVAL, subject, "expected 'key = value'");
         while (i < c->line_len && isspace((unsigned char) c->line[i]))
                 i++;
         if (i >= c->line_len || c->line[i] != '=')
-                return ctx_fail(c, -EINVAL, name, "expected '=' after the key");
+                return ctx_fail(c, -EINVAL, subject, "expected '=' after the key");
         return 0;
+}
+
+/*
+ * One occurrence of a list key: the first in a file starts the list afresh, an empty value
+ * clears it, any other appends an element that remembers this file and line.
+ */
+static int list_add(ConfigContext *c, const ConfigKey *k, void *obj, const char *value,
+                    bool first_in_file, char *why) {
+        ConfigList *l = member(k, obj);
+        Value v;
+        int r;
+
+        r = value_parse(k, value, &v, why);
+        if (r < 0)
+                return r;
+        if (first_in_file || v.list.n == 0)
+                list_free(l);
+        if (v.list.n == 0)
+                return 0;
+        v.list.items[0].file = strdup(c->file);
+        v.list.items[0].line = c->lineno;
+        if (!v.list.items[0].file || grow_for((void **) &l->items, l->n, sizeof *l->items) < 0) {
+                value_release(k, &v);
+                return reason(why, -ENOMEM, "out of memory");
+        }
+        l->items[l->n++] = v.list.items[0];
+        free(v.list.items);
+        return 0;
+}
+
+/* Sets k of obj (the struct or an instance) from the current line; subject names it in errors. */
+static int set_key(ConfigContext *c, const ConfigKey *k, void *obj, const char *subject,
+                   const char *value, unsigned *seen_line, unsigned *origin_line,
+                   const char **origin_file) {
+        char why[WHY_MAX];
+        Value v;
+        int r;
+
+        r = check_separator(c, k->name, subject);
+        if (r < 0)
+                return r;
+        if (*seen_line > 0 && k->type != CONFIG_LIST)
+                return ctx_fail(c, -EINVAL, subject, "duplicate key (first set on line %u)",
+                                *seen_line);
+        if (k->type == CONFIG_LIST)
+                r = list_add(c, k, obj, value, *seen_line == 0, why);
+        else {
+                r = value_parse(k, value, &v, why);
+                if (r >= 0)
+                        value_store(k, obj, &v);
+        }
+        if (r < 0)
+                return ctx_fail(c, r, subject, "%s", why);
+        if (*seen_line == 0)
+                *seen_line = c->lineno;
+        *origin_line = c->lineno;
+        *origin_file = c->file;
+        return 0;
+}
+
+static int handle_instance_key(ConfigContext *c, const char *name, const char *value) {
+        const ConfigKind *kind = c->kind;
+        ConfigInstances *l = instances_of(kind, c->config);
+        KindState *ks = &c->kinds[kind - c->schema->kinds];
+        char subject[2 * CONFIG_NAME_MAX + INI_MAX_LINE + 8];
+        const ConfigKey *k;
+        size_t i;
+
+        snprintf(subject, sizeof subject, "%s %s: %s", kind->name, l->names[c->instance], name);
+        k = find_kind_key(kind, name);
+        if (!k)
+                return ctx_fail(c, -EINVAL, subject, "unknown key in [%s NAME] sections",
+                                kind->name);
+        i = c->instance * (kind->n_keys > 0 ? kind->n_keys : 1) + (size_t) (k - kind->keys);
+        return set_key(c, k, instance_item(kind, l, c->instance), subject, value, &ks->seen_line[i],
+                       &ks->origin_line[i], &ks->origin_file[i]);
 }
 
 static int handle_key(ConfigContext *c, const char *section, const char *name, const char *value) {
         const ConfigKey *k;
-        char why[WHY_MAX];
-        Value v;
         size_t i;
-        int r;
 
         if (!value) /* inih built with INI_ALLOW_NO_VALUE */
                 return ctx_fail(c, -EINVAL, name, "expected 'key = value'");
@@ -785,23 +1057,14 @@ static int handle_key(ConfigContext *c, const char *section, const char *name, c
                 return ctx_fail(c, -EINVAL, NULL, "no key name before '='");
         if (section[0] == '\0')
                 return ctx_fail(c, -EINVAL, name, "key outside any section");
+        if (c->kind)
+                return handle_instance_key(c, name, value);
         k = find_key(c->schema, section, strlen(section), name);
         if (!k)
                 return ctx_fail(c, -EINVAL, name, "unknown key in section [%s]", section);
-        r = check_separator(c, name);
-        if (r < 0)
-                return r;
         i = key_index(c->schema, k);
-        if (c->seen_line[i] > 0)
-                return ctx_fail(c, -EINVAL, name, "duplicate key (first set on line %u)",
-                                c->seen_line[i]);
-        r = value_parse(k, value, &v, why);
-        if (r < 0)
-                return ctx_fail(c, r, name, "%s", why);
-        value_store(k, c->config, &v);
-        c->seen_line[i] = c->origin_line[i] = c->lineno;
-        c->origin_file[i] = c->file;
-        return 0;
+        return set_key(c, k, c->config, name, value, &c->seen_line[i], &c->origin_line[i],
+                       &c->origin_file[i]);
 }
 
 static int on_key(void *userdata, const char *section, const char *name, const char *value) {
@@ -818,6 +1081,17 @@ static int parse_text(ConfigContext *c, const char *file, const char *text, size
         int r;
 
         memset(c->seen_line, 0, c->schema->n_keys * sizeof *c->seen_line);
+        for (size_t i = 0; i < c->schema->n_kinds; i++) {
+                const ConfigKind *kind = &c->schema->kinds[i];
+                size_t n = instances_of(kind, c->config)->n;
+
+                if (n == 0)
+                        continue;
+                memset(c->kinds[i].seen_line, 0,
+                       n * (kind->n_keys > 0 ? kind->n_keys : 1) * sizeof *c->kinds[i].seen_line);
+                memset(c->kinds[i].seen_section, 0, n * sizeof *c->kinds[i].seen_section);
+        }
+        c->kind = NULL;
         c->file = file;
         c->p = text;
         c->end = text + size;
@@ -985,6 +1259,13 @@ static void ctx_done(ConfigContext *c) {
         free(c->origin_file);
         free(c->origin_line);
         free(c->seen_line);
+        for (size_t i = 0; c->kinds && i < c->schema->n_kinds; i++) {
+                free(c->kinds[i].origin_file);
+                free(c->kinds[i].origin_line);
+                free(c->kinds[i].seen_line);
+                free(c->kinds[i].seen_section);
+        }
+        free(c->kinds);
         for (size_t i = 0; i < c->n_files; i++)
                 free(c->files[i]);
         free(c->files);
@@ -1004,7 +1285,8 @@ static int ctx_start(ConfigContext *c, const ConfigSchema *schema) {
         c->origin_file = calloc(n, sizeof *c->origin_file);
         c->origin_line = calloc(n, sizeof *c->origin_line);
         c->seen_line = calloc(n, sizeof *c->seen_line);
-        if (!c->config || !c->origin_file || !c->origin_line || !c->seen_line)
+        c->kinds = calloc(schema->n_kinds > 0 ? schema->n_kinds : 1, sizeof *c->kinds);
+        if (!c->config || !c->origin_file || !c->origin_line || !c->seen_line || !c->kinds)
                 return error_set(&c->error, -ENOMEM, NULL, 0, NULL, "out of memory");
         for (size_t i = 0; i < schema->n_keys; i++) {
                 const ConfigKey *k = &schema->keys[i];
@@ -1020,11 +1302,34 @@ static int ctx_start(ConfigContext *c, const ConfigSchema *schema) {
         return 0;
 }
 
+/* Each kind's validate on each of its instances, in order. */
+static int ctx_validate_instances(ConfigContext *c) {
+        for (size_t i = 0; i < c->schema->n_kinds; i++) {
+                const ConfigKind *kind = &c->schema->kinds[i];
+                const ConfigInstances *l = instances_of(kind, c->config);
+
+                for (size_t j = 0; kind->validate && j < l->n; j++) {
+                        char subject[2 * CONFIG_NAME_MAX + 2];
+                        int r = kind->validate(instance_item(kind, l, j), l->names[j], c);
+
+                        if (r >= 0)
+                                continue;
+                        if (c->error.error != 0)
+                                return r;
+                        snprintf(subject, sizeof subject, "%s %s", kind->name, l->names[j]);
+                        return error_set(&c->error, r, l->files[j], l->lines[j], subject,
+                                         "rejected: %s", strerror(-r));
+                }
+        }
+        return 0;
+}
+
 static int ctx_validate(ConfigContext *c) {
         int r;
 
-        if (!c->schema->validate)
-                return 0;
+        r = ctx_validate_instances(c);
+        if (r < 0 || !c->schema->validate)
+                return r;
         r = c->schema->validate(c->config, c);
         if (r < 0 && c->error.error == 0) /* the callback did not say why */
                 return error_set(&c->error, r, NULL, 0, NULL, "configuration rejected: %s",
@@ -1119,6 +1424,49 @@ int config_reject(ConfigContext *ctx, const char *key, const char *format, ...) 
         return -EINVAL;
 }
 
+int config_instances_find(const ConfigInstances *l, const char *name, size_t *ret) {
+        for (size_t i = 0; i < l->n; i++)
+                if (streq(l->names[i], name)) {
+                        *ret = i;
+                        return 0;
+                }
+        return -ENOENT;
+}
+
+int config_reject_instance(ConfigContext *ctx, const char *kind, const char *name, const char *key,
+                           const char *format, ...) {
+        const ConfigKind *kd = find_kind(ctx->schema, kind, strlen(kind));
+        char subject[3 * CONFIG_NAME_MAX + 8];
+        const char *file = NULL;
+        unsigned line = 0;
+        size_t i;
+        va_list ap;
+
+        if (key)
+                snprintf(subject, sizeof subject, "%s %s: %s", kind, name, key);
+        else
+                snprintf(subject, sizeof subject, "%s %s", kind, name);
+        /* Places are known only while loading (not in config_set_one()'s validate). */
+        if (kd && ctx->kinds && ctx->config &&
+            config_instances_find(instances_of(kd, ctx->config), name, &i) >= 0) {
+                const ConfigInstances *l = instances_of(kd, ctx->config);
+                const KindState *ks = &ctx->kinds[kd - ctx->schema->kinds];
+                const ConfigKey *k = key ? find_kind_key(kd, key) : NULL;
+                size_t j = k ? i * kd->n_keys + (size_t) (k - kd->keys) : 0;
+
+                file = l->files[i];
+                line = l->lines[i];
+                if (k && ks->origin_file[j]) {
+                        file = ks->origin_file[j];
+                        line = ks->origin_line[j];
+                }
+        }
+        va_start(ap, format);
+        (void) error_setv(&ctx->error, -EINVAL, file, line, subject, format, ap);
+        va_end(ap);
+        return -EINVAL;
+}
+
 /* Values from D-Bus get no stripping: refuse what a file could not hold. */
 static int check_value_text(const char *value, char *why) {
         size_t n = strlen(value);
@@ -1194,6 +1542,7 @@ static size_t member_size(ConfigType t) {
         case CONFIG_CPULIST: return sizeof(CpuMask *);
         case CONFIG_ENUM: return sizeof(int);
         case CONFIG_STRV: return sizeof(char **);
+        case CONFIG_LIST: return sizeof(ConfigList);
         default: return 0;
         }
 }
@@ -1205,7 +1554,7 @@ static bool has_text_value(ConfigType t) {
 /* Fields a type does not use must stay zero, so a range set on the wrong pair is caught. */
 static int check_key_ranges(const ConfigKey *k, char *why) {
         bool uses_umax = k->type != CONFIG_BOOL && k->type != CONFIG_INT && k->type != CONFIG_ENUM;
-        bool uses_umin = uses_umax && !has_text_value(k->type);
+        bool uses_umin = uses_umax && !has_text_value(k->type) && k->type != CONFIG_LIST;
 
         if (k->type != CONFIG_INT && (k->min != 0 || k->max != 0))
                 return reason(why, -EINVAL, "min/max are for int keys");
@@ -1269,10 +1618,72 @@ static int check_key(const ConfigSchema *s, size_t i, char *why) {
         return 0;
 }
 
+static bool overlaps(size_t a, size_t a_size, size_t b, size_t b_size) {
+        return a < b + b_size && b < a + a_size;
+}
+
+/* The kind's name and ConfigInstances member, against the fixed keys and the earlier kinds. */
+static int check_kind_shape(const ConfigSchema *s, size_t i, char *why) {
+        const ConfigKind *kd = &s->kinds[i];
+        size_t size = sizeof(ConfigInstances);
+
+        if (!kd->name || !is_name(kd->name))
+                return reason(why, -EINVAL, "name must be 1..%u of [A-Za-z0-9_-]", CONFIG_NAME_MAX);
+        if (find_key(s, kd->name, strlen(kd->name), NULL))
+                return reason(why, -EINVAL, "named like the fixed section [%s]", kd->name);
+        if (!kd->help || kd->struct_size == 0 || (kd->n_keys > 0 && !kd->keys))
+                return reason(why, -EINVAL, "no help text, no keys or no struct size");
+        if (kd->offset > s->struct_size || size > s->struct_size - kd->offset)
+                return reason(why, -EINVAL, "instances member outside the struct");
+        for (size_t j = 0; j < s->n_keys; j++) {
+                const ConfigKey *k = &s->keys[j];
+
+                if (overlaps(kd->offset, size, k->offset, member_size(k->type)))
+                        return reason(why, -EINVAL, "instances member overlaps that of %s.%s",
+                                      k->section, k->name);
+        }
+        for (size_t j = 0; j < i; j++) {
+                if (streq(s->kinds[j].name, kd->name))
+                        return reason(why, -EINVAL, "defined twice");
+                if (overlaps(kd->offset, size, s->kinds[j].offset, size))
+                        return reason(why, -EINVAL, "instances member overlaps that of kind %s",
+                                      s->kinds[j].name);
+        }
+        return 0;
+}
+
+/* The kind itself, then each of its keys as a table of its own, over the instance struct. */
+static int check_kind(const ConfigSchema *s, size_t i, ConfigError *error) {
+        const ConfigKind *kd = &s->kinds[i];
+        ConfigSchema sub = { .keys = kd->keys,
+                             .n_keys = kd->n_keys,
+                             .struct_size = kd->struct_size };
+        char why[WHY_MAX];
+        int r;
+
+        r = check_kind_shape(s, i, why);
+        if (r < 0)
+                return error_set(error, -EINVAL, NULL, 0, NULL, "schema: kind %s: %s",
+                                 kd->name ? kd->name : "?", why);
+        for (size_t j = 0; j < kd->n_keys; j++) {
+                const ConfigKey *k = &kd->keys[j];
+
+                r = check_key(&sub, j, why);
+                if (r >= 0 && !streq(k->section, kd->name))
+                        r = reason(why, -EINVAL, "section is not the kind's name, %s", kd->name);
+                if (r < 0)
+                        return error_set(error, r == -ENOMEM ? r : -EINVAL, NULL, 0, NULL,
+                                         "schema: %s.%s: %s", k->section ? k->section : "?",
+                                         k->name ? k->name : "?", why);
+        }
+        return 0;
+}
+
 int config_check_schema(const ConfigSchema *schema, ConfigError *error) {
         char why[WHY_MAX];
 
-        if (!schema || (schema->n_keys > 0 && !schema->keys) || schema->struct_size == 0)
+        if (!schema || (schema->n_keys > 0 && !schema->keys) || schema->struct_size == 0 ||
+            (schema->n_kinds > 0 && !schema->kinds))
                 return error_set(error, -EINVAL, NULL, 0, "schema", "no keys or no struct size");
         for (size_t i = 0; i < schema->n_keys; i++) {
                 const ConfigKey *k = &schema->keys[i];
@@ -1282,6 +1693,12 @@ int config_check_schema(const ConfigSchema *schema, ConfigError *error) {
                         return error_set(error, r == -ENOMEM ? r : -EINVAL, NULL, 0, NULL,
                                          "schema: %s.%s: %s", k->section ? k->section : "?",
                                          k->name ? k->name : "?", why);
+        }
+        for (size_t i = 0; i < schema->n_kinds; i++) {
+                int r = check_kind(schema, i, error);
+
+                if (r < 0)
+                        return r;
         }
         return 0;
 }
@@ -1394,6 +1811,12 @@ static void describe_type(const ConfigKey *k, char *buf) {
                 break;
         case CONFIG_ENUM: describe_enum(k, buf); break;
         case CONFIG_STRV: snprintf(buf, WHY_MAX, "Words separated by blanks%s.", empty); break;
+        case CONFIG_LIST:
+                snprintf(buf, WHY_MAX,
+                         "Text of at most %" PRIu64 " bytes; each time the key is given adds one "
+                         "to the list, an empty value clears it.",
+                         k->umax ? k->umax : (uint64_t) CONFIG_STRING_MAX);
+                break;
         default: buf[0] = '\0'; break;
         }
 }
@@ -1404,23 +1827,70 @@ typedef struct WriteState {
         unsigned flags;
 } WriteState;
 
-static int write_key(const ConfigKey *k, bool first_in_section, void *userdata) {
-        WriteState *w = userdata;
+/* "key = value" for k's value in obj (one line per element of a list), after its comments. */
+static int write_entry(FILE *f, const ConfigKey *k, const void *obj, bool commented) {
+        const char *hash = commented ? "#" : "";
         _cleanup_free_ char *value = NULL;
         char type[WHY_MAX];
         int r;
 
-        r = config_format_value(k, w->config, &value);
+        describe_type(k, type);
+        write_comment(f, k->help);
+        write_comment(f, type);
+        if (k->type == CONFIG_LIST) {
+                const ConfigList *l = cmember(k, obj);
+
+                if (l->n == 0)
+                        fprintf(f, "%s%s =\n", hash, k->name);
+                for (size_t i = 0; i < l->n; i++)
+                        fprintf(f, "%s%s = %s\n", hash, k->name, l->items[i].value);
+                fputc('\n', f);
+                return 0;
+        }
+        r = config_format_value(k, obj, &value);
         if (r < 0)
                 return r;
+        fprintf(f, "%s%s =%s%s\n\n", hash, k->name, value[0] ? " " : "", value);
+        return 0;
+}
+
+static int write_key(const ConfigKey *k, bool first_in_section, void *userdata) {
+        WriteState *w = userdata;
+
         if (first_in_section)
                 fprintf(w->f, "[%s]\n\n", k->section);
-        describe_type(k, type);
-        write_comment(w->f, k->help);
-        write_comment(w->f, type);
-        fprintf(w->f, "%s%s =%s%s\n\n", w->flags & CONFIG_WRITE_COMMENT_VALUES ? "#" : "", k->name,
-                value[0] ? " " : "", value);
-        return 0;
+        return write_entry(w->f, k, w->config, w->flags & CONFIG_WRITE_COMMENT_VALUES);
+}
+
+/* The kind's help and an example instance at its defaults, commented out. */
+static int write_kind(FILE *f, const ConfigKind *kind) {
+        _cleanup_free_ void *item = calloc(1, kind->struct_size);
+        char about[WHY_MAX];
+        int r = 0;
+
+        if (!item)
+                return -ENOMEM;
+        for (size_t i = 0; i < kind->n_keys; i++) {
+                char why[WHY_MAX];
+                Value v;
+
+                r = value_parse(&kind->keys[i], kind->keys[i].default_value, &v, why);
+                if (r < 0)
+                        break;
+                value_put(&kind->keys[i], item, &v);
+        }
+        snprintf(about, sizeof about,
+                 "Any number of [%s NAME] sections, up to %zu; NAME is 1..%u of [A-Za-z0-9_-]. "
+                 "This example has each key at its default.",
+                 kind->name, kind_max(kind), CONFIG_NAME_MAX);
+        write_comment(f, kind->help);
+        write_comment(f, about);
+        fprintf(f, "#[%s NAME]\n\n", kind->name);
+        for (size_t i = 0; r >= 0 && i < kind->n_keys; i++)
+                r = write_entry(f, &kind->keys[i], item, /* commented= */ true);
+        for (size_t i = 0; i < kind->n_keys; i++)
+                member_release(&kind->keys[i], item);
+        return r;
 }
 
 int config_write_defaults(const ConfigSchema *schema, FILE *f, unsigned flags) {
@@ -1439,21 +1909,61 @@ int config_write_defaults(const ConfigSchema *schema, FILE *f, unsigned flags) {
                 return r;
         w.config = config;
         r = visit_by_section(schema, write_key, &w);
+        for (size_t i = 0; r >= 0 && i < schema->n_kinds; i++)
+                r = write_kind(f, &schema->kinds[i]);
         config_free(schema, config);
         if (r < 0)
                 return r;
         return fflush(f) != 0 || ferror(f) ? -EIO : 0;
 }
 
-static int print_key(const ConfigKey *k, _unused_ bool first_in_section, void *userdata) {
-        WriteState *w = userdata;
+/* "LABEL.key=value", one line per element of a list ("LABEL.key=" for an empty one). */
+static int print_value(FILE *f, const char *label, const ConfigKey *k, const void *obj) {
         _cleanup_free_ char *value = NULL;
         int r;
 
-        r = config_format_value(k, w->config, &value);
+        if (k->type == CONFIG_LIST) {
+                const ConfigList *l = cmember(k, obj);
+
+                if (l->n == 0)
+                        fprintf(f, "%s.%s=\n", label, k->name);
+                for (size_t i = 0; i < l->n; i++)
+                        fprintf(f, "%s.%s=%s\n", label, k->name, l->items[i].value);
+                return 0;
+        }
+        r = config_format_value(k, obj, &value);
         if (r < 0)
                 return r;
-        fprintf(w->f, "%s.%s=%s\n", k->section, k->name, value);
+        fprintf(f, "%s.%s=%s\n", label, k->name, value);
+        return 0;
+}
+
+static int print_key(const ConfigKey *k, _unused_ bool first_in_section, void *userdata) {
+        WriteState *w = userdata;
+
+        return print_value(w->f, k->section, k, w->config);
+}
+
+/* "kind.name.key=value" for each instance of each kind. */
+static int print_instances(const ConfigSchema *schema, const void *config, FILE *f) {
+        for (size_t i = 0; i < schema->n_kinds; i++) {
+                const ConfigKind *kind = &schema->kinds[i];
+                const ConfigInstances *l = cinstances_of(kind, config);
+
+                for (size_t j = 0; j < l->n; j++) {
+                        _cleanup_free_ char *label = NULL;
+
+                        if (asprintf(&label, "%s.%s", kind->name, l->names[j]) < 0)
+                                return -ENOMEM;
+                        for (size_t k = 0; k < kind->n_keys; k++) {
+                                int r = print_value(f, label, &kind->keys[k],
+                                                    instance_item(kind, l, j));
+
+                                if (r < 0)
+                                        return r;
+                        }
+                }
+        }
         return 0;
 }
 
@@ -1462,6 +1972,8 @@ int config_print(const ConfigSchema *schema, const void *config, FILE *f) {
         int r;
 
         r = visit_by_section(schema, print_key, &w);
+        if (r >= 0)
+                r = print_instances(schema, config, f);
         if (r < 0)
                 return r;
         return fflush(f) != 0 || ferror(f) ? -EIO : 0;

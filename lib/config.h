@@ -19,6 +19,7 @@
  *                         leading whitespace is ignored
  *   ; comment, # comment  whole-line comments; " ;" also starts a comment after a value, "#" does
  *                         not (so "5 # five" is a bad number, not 5)
+ *   [KIND NAME]           an instance of a kind the schema declares (see ConfigKind below)
  *   A UTF-8 byte-order mark is allowed at the start. Errors: continuation lines, keys before
  *   the first section, NUL bytes, files over CONFIG_FILE_MAX, and lines longer than inih's
  *   buffer allows (INI_MAX_LINE - 3: 197 bytes with Debian's inih 55), which inih itself would
@@ -27,6 +28,23 @@
  * Drop-ins: MAIN.d/ (MAIN being the main file's path) holds files ending in ".conf", read in
  * strcmp() order of their names, so the order does not depend on the locale; names starting
  * with '.' are skipped. Each is a full INI file; a later file overrides earlier ones, key by key.
+ *
+ * Instance sections: besides its fixed sections, a schema may declare kinds (ConfigKind), each
+ * with a key table of its own. "[group busy]" (the kind, one or more blanks, a name of the same
+ * characters as key names, at most CONFIG_NAME_MAX bytes) creates the instance "busy" of the
+ * kind "group" with its keys' defaults, the first time any file names it; instances are kept
+ * in that order. The keys that follow, up to the next section line, set that instance's
+ * members through the same value parsers, and their errors read "FILE:LINE: group busy: KEY:
+ * what". The same [KIND NAME] twice in one file is an error; in a later file (a drop-in) it
+ * reopens the instance, whose keys it then overrides key by key, as for fixed sections. At
+ * most the kind's max_instances instances. A kind cannot share a name with a fixed section.
+ *
+ * Lists (CONFIG_LIST keys, in fixed or instance sections): the key may be given any number of
+ * times in a section; each occurrence appends its value as one element, in file order, and
+ * the element keeps the file and line it came from (ConfigListItem). An empty value ("phase =")
+ * clears the list built so far. A file that sets the key at all replaces the list it had from
+ * the defaults and earlier files (the first occurrence in each file starts a new list), so a
+ * drop-in replaces a list whole, never appends to it.
  *
  * Values:
  *   bool      yes/no, true/false, on/off, 1/0, any case
@@ -40,7 +58,10 @@
  *   cpulist   the kernel's list format ("0-3,8"), parsed by cpumask_parse()
  *   enum      one of the key's names, exactly
  *   strv      words separated by spaces or tabs (globs, cgroup names); no quoting
- * Empty values are errors except for string, cpulist and strv keys with CONFIG_EMPTY_OK.
+ *   list      each element as a string of at most umax bytes (0: CONFIG_STRING_MAX), unparsed:
+ *             the program parses the elements itself, naming ConfigListItem's file and line
+ * Empty values are errors except for string, cpulist and strv keys with CONFIG_EMPTY_OK, and
+ * list keys (where they clear the list).
  *
  * Errors: loading stops at the first error. Every function that returns int returns 0 or a
  * negative errno, writes its result only on success and fills *error (if not NULL) only on
@@ -65,6 +86,7 @@ typedef enum ConfigType {
         CONFIG_CPULIST, /* CpuMask *, owned, capacity umax CPUs; never NULL once loaded */
         CONFIG_ENUM, /* int (or any int-sized enum): index into enum_names */
         CONFIG_STRV, /* char **, owned, NULL-terminated; never NULL once loaded */
+        CONFIG_LIST, /* ConfigList, owned; one element per occurrence of the key */
         _CONFIG_TYPE_MAX,
 } ConfigType;
 
@@ -74,8 +96,26 @@ typedef enum ConfigType {
 #define CONFIG_STRING_MAX 256u /* default umax of strings and strv words, in bytes */
 #define CONFIG_VALUE_MAX 4096u /* longest value config_set_one() accepts */
 #define CONFIG_FILE_MAX (1u << 20) /* larger files are refused, not read */
-#define CONFIG_NAME_MAX 40u /* section and key names; inih keeps 49 bytes of a section */
+#define CONFIG_NAME_MAX                                                        \
+        40u /* section, kind, instance and key names; inih keeps 49 bytes of a \
+               section, but [KIND NAME] is read from the line itself */
 #define CONFIG_ERROR_MAX 1024u
+#define CONFIG_INSTANCES_MAX 1024u /* default ConfigKind.max_instances */
+
+/*
+ * A CONFIG_LIST key's value: its elements in order, each with the place it was written at, so
+ * that the program's parser of the elements can name it: "FILE:LINE: phase: what".
+ */
+typedef struct ConfigListItem {
+        char *value; /* owned; checked as a CONFIG_STRING value of at most umax bytes */
+        char *file; /* owned; NULL for an element from the default or config_set_one() */
+        unsigned line; /* 1-based; 0 when file is NULL */
+} ConfigListItem;
+
+typedef struct ConfigList {
+        ConfigListItem *items;
+        size_t n;
+} ConfigList;
 
 /*
  * One key. Fill it with the CONFIG_KEY_*() macros below: they check at compile time that the
@@ -88,10 +128,11 @@ typedef struct ConfigKey {
         const char *name; /* [A-Za-z0-9_-], at most CONFIG_NAME_MAX bytes; so is section */
         ConfigType type;
         unsigned flags;
-        const char *default_value; /* text, parsed like a value from a file */
+        const char *default_value; /* text, parsed like a value from a file; for a list, ""
+                                      (no elements) or the one element */
         int64_t min, max; /* CONFIG_INT only */
-        uint64_t umin, umax; /* uint, duration, percent: range; string, strv: max bytes;
-                                cpulist: capacity */
+        uint64_t umin, umax; /* uint, duration, percent: range; string, strv, list: max bytes
+                                (of each word or element); cpulist: capacity */
         const char *const *enum_names; /* CONFIG_ENUM: NULL-terminated; value = index */
         const char *help; /* one or more sentences; '\n' starts a paragraph */
         size_t offset; /* of the member in the caller's struct */
@@ -157,18 +198,72 @@ typedef struct ConfigKey {
                 .offset = CONFIG_MEMBER_(T, m, char **)                                   \
         }
 
-/* Passed to ConfigSchema.validate; names the file and line each key was last set at. */
+#define CONFIG_KEY_LIST(sect, key, T, m, def, max_bytes, help_)                                  \
+        {                                                                                        \
+                .section = (sect), .name = (key), .type = CONFIG_LIST, .default_value = (def),   \
+                .umax = (max_bytes), .help = (help_), .offset = CONFIG_MEMBER_(T, m, ConfigList) \
+        }
+
+/* Passed to the validate callbacks; names the file and line each key was last set at. */
 typedef struct ConfigContext ConfigContext;
+
+/*
+ * The instances of one kind, a member of the schema's struct (ConfigKind.offset). Index i of
+ * each array is the same instance; order is that of the first [KIND NAME] line naming each.
+ * All owned: config_free() releases them, with the members of each item.
+ */
+typedef struct ConfigInstances {
+        void *items; /* n structs of ConfigKind.struct_size: const Group *g = cfg->groups.items */
+        char **names;
+        char **files; /* the file of the instance's first section line... */
+        unsigned *lines; /* ...and that line */
+        size_t n;
+} ConfigInstances;
+
+/*
+ * A kind of instance section, [KIND NAME]. Its keys are a table of their own: each key's
+ * .section is the kind's name and its .offset is into the instance struct (struct_size bytes,
+ * every member described by a key), not the schema's struct.
+ */
+typedef struct ConfigKind {
+        const char *name; /* [A-Za-z0-9_-], at most CONFIG_NAME_MAX bytes; no fixed section's */
+        const ConfigKey *keys;
+        size_t n_keys;
+        size_t struct_size;
+        size_t max_instances; /* more is an error; 0: CONFIG_INSTANCES_MAX */
+        size_t offset; /* of the ConfigInstances member in the schema's struct */
+        const char *help; /* what one instance is, for config_write_defaults() */
+        /*
+         * Checks one complete instance, run on each in order after all files were read and
+         * before ConfigSchema.validate. Return 0, or config_reject_instance(ctx, ...) to fail;
+         * without it a failure reads "FILE:LINE: KIND NAME: rejected: <strerror>". NULL: none.
+         * Must not modify it. Not run by config_set_one(), which cannot change instances.
+         */
+        int (*validate)(const void *instance, const char *name, ConfigContext *ctx);
+} ConfigKind;
+
+/* A ConfigKind whose keys are table (of struct T), stored in Parent.m, a ConfigInstances. */
+#define CONFIG_KIND(kind, T, table, Parent, m, max, validate_, help_)                  \
+        {                                                                              \
+                .name = (kind), .keys = (table), .n_keys = ELEMENTSOF(table),          \
+                .struct_size = sizeof(T), .max_instances = (max),                      \
+                .offset = CONFIG_MEMBER_(Parent, m, ConfigInstances), .help = (help_), \
+                .validate = (validate_)                                                \
+        }
 
 typedef struct ConfigSchema {
         const ConfigKey *keys;
         size_t n_keys;
-        size_t struct_size; /* sizeof the caller's struct; every member is described by a key */
+        size_t struct_size; /* sizeof the caller's struct; every member is described by a key
+                               or, for a ConfigInstances, by a kind */
         /*
          * Cross-key checks, run on the complete struct after all files (and after each
-         * config_set_one()). Return 0, or config_reject(ctx, ...) to fail. Must not modify it.
+         * config_set_one()). Return 0, or config_reject(ctx, ...) or config_reject_instance()
+         * to fail. Must not modify it.
          */
         int (*validate)(const void *config, ConfigContext *ctx);
+        const ConfigKind *kinds; /* may be NULL, with n_kinds 0 */
+        size_t n_kinds;
 } ConfigSchema;
 
 #define CONFIG_SCHEMA(T, table, validate_)                                              \
@@ -177,15 +272,23 @@ typedef struct ConfigSchema {
                 .validate = (validate_)                                                 \
         }
 
+#define CONFIG_SCHEMA_WITH_KINDS(T, table, kinds_, validate_)                             \
+        {                                                                                 \
+                .keys = (table), .n_keys = ELEMENTSOF(table), .struct_size = sizeof(T),   \
+                .validate = (validate_), .kinds = (kinds_), .n_kinds = ELEMENTSOF(kinds_) \
+        }
+
 typedef struct ConfigError {
         int error; /* the negative errno returned */
         unsigned line; /* 1-based line of the file or string; 0 when no line applies */
         /*
          * Ready to log or return over D-Bus, without a trailing newline:
          *   "FILE:LINE: KEY: what"    a key's value, a duplicate, an unknown key
+         *   "FILE:LINE: KIND NAME: KEY: what"    the same in an instance section
          *   "FILE:LINE: [SECTION]: what", "FILE:LINE: what"    section and line errors
          *   "FILE: what"              the file as a whole (unreadable, too large)
          *   "KEY: what"               config_set_one(), or validate on a key left at its default
+         *   "FILE:LINE: KIND NAME: [KEY: ]what"  config_reject_instance()
          */
         char message[CONFIG_ERROR_MAX];
 } ConfigError;
@@ -218,18 +321,29 @@ int config_load_string(const ConfigSchema *schema, const char *name, const char 
  * then schema->validate. key is "section.key", or just "key" when only one section has it
  * (-ENOTUNIQ otherwise, -ENOENT if none). The value must not have leading or trailing blanks
  * and be at most CONFIG_VALUE_MAX bytes. On failure the struct is unchanged.
+ * Only keys of fixed sections: instances' keys cannot be set this way ("group.busy.weight" is
+ * -ENOENT). A list key is replaced by a list of the one value (no file, line 0), or emptied by "".
  */
 int config_set_one(const ConfigSchema *schema, void *config, const char *key, const char *value,
                    ConfigError *error);
 
-/* Releases the owned members (strings, masks, string arrays) and NULLs them. NULL is fine. */
+/*
+ * Releases the owned members (strings, masks, string arrays, lists, instances with their
+ * members) and NULLs or zeroes them. NULL is fine.
+ */
 void config_free(const ConfigSchema *schema, void *config);
 
 /* The key named "section.key" or a unique "key". -ENOENT, -ENOTUNIQ. */
 int config_lookup(const ConfigSchema *schema, const char *key, const ConfigKey **ret);
 
-/* The key's value in config as text that parses back to the same value. Caller frees *ret. */
+/*
+ * The key's value in config as text that parses back to the same value. Caller frees *ret.
+ * -EOPNOTSUPP for a CONFIG_LIST key, which no one value describes: read its ConfigList.
+ */
 int config_format_value(const ConfigKey *key, const void *config, char **ret);
+
+/* The index of the instance called name in l: 0 and *ret, or -ENOENT. */
+int config_instances_find(const ConfigInstances *l, const char *name, size_t *ret);
 
 /*
  * For a validate callback: formats the error, naming the file and line the key (given as in
@@ -238,8 +352,20 @@ int config_format_value(const ConfigKey *key, const void *config, char **ret);
 int config_reject(ConfigContext *ctx, const char *key, const char *format, ...) _printf_(3, 4);
 
 /*
+ * The same for an instance: "FILE:LINE: KIND NAME: KEY: what", naming the file and line key
+ * (a key of the kind, e.g. "weight") was last set at in that instance or, if it was left at
+ * its default or key is NULL, the instance's first section line ("FILE:LINE: KIND NAME: what"
+ * for a NULL key). Outside config_load*() (in config_set_one()) there is no place to name:
+ * "KIND NAME: KEY: what". Returns -EINVAL.
+ */
+int config_reject_instance(ConfigContext *ctx, const char *kind, const char *name, const char *key,
+                           const char *format, ...) _printf_(5, 6);
+
+/*
  * Checks the table itself: names, ranges, enum lists, members inside the struct and not
- * overlapping, every default valid. -EINVAL with the reason in *error. config_load() does this
+ * overlapping, every default valid; and each kind's name (unique, not a fixed section's), its
+ * keys (in its section, inside the instance struct) and its ConfigInstances member (inside the
+ * struct, overlapping no other). -EINVAL with the reason in *error. config_load() does this
  * too; a test of each program's table calls it directly.
  */
 int config_check_schema(const ConfigSchema *schema, ConfigError *error);
@@ -250,9 +376,16 @@ int config_check_schema(const ConfigSchema *schema, ConfigError *error);
 /*
  * Writes an INI file with every key at its default, grouped by section in table order, each
  * preceded by its help text and its type and range as '#' comments. Parses back to the defaults.
+ * A list key is written "key =" when its default is empty. Then each kind, in table order, as
+ * its help and an example instance "#[KIND NAME]" with its keys at their defaults, all
+ * commented out whatever the flags, since the defaults have no instances.
  * Returns -EINVAL for a broken schema, -EIO if writing failed.
  */
 int config_write_defaults(const ConfigSchema *schema, FILE *f, unsigned flags);
 
-/* Writes "section.key=value" lines, one per key, in the same order. -EIO, -ENOMEM. */
+/*
+ * Writes "section.key=value" lines, one per key, in the same order, then "kind.name.key=value"
+ * for each instance, kinds in table order and instances in theirs. A list key gets one line per
+ * element, or one "section.key=" line when empty. -EIO, -ENOMEM.
+ */
 int config_print(const ConfigSchema *schema, const void *config, FILE *f);

@@ -12,6 +12,17 @@
 #include "config.h"
 #include "testutil.h"
 
+/*
+ * LeakSanitizer reports leaks when the test process exits, which fails neither the test nor the
+ * run: a test about releasing memory asks it directly (in the sanitized build).
+ */
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/lsan_interface.h>
+#define leaks_found() (__lsan_do_recoverable_leak_check() != 0)
+#else
+#define leaks_found() false
+#endif
+
 /* A schema with one key of each type, two sections and one name ("enabled") in both. */
 typedef enum Mode { MODE_OFF, MODE_OBSERVE, MODE_ENFORCE } Mode;
 
@@ -937,4 +948,729 @@ Test(config, free_accepts_null_and_clears_members) {
         cr_expect_null(c.cpus);
         cr_expect_null(c.patterns);
         config_free(&schema, &c); /* twice is harmless */
+}
+
+/* ---- instance sections and lists: a schema shaped like loadgen's scenarios */
+
+typedef struct TestGroup {
+        uint64_t weight;
+        bool protect;
+} TestGroup;
+
+typedef struct TestTask {
+        char *group;
+        uint64_t instances;
+        ConfigList phases;
+} TestTask;
+
+typedef struct TestScenario {
+        char *name;
+        uint64_t duration_usec;
+        ConfigList setup;
+        ConfigInstances groups;
+        ConfigInstances tasks;
+} TestScenario;
+
+static const ConfigKey scenario_keys[] = {
+        CONFIG_KEY_STRING("scenario", "name", TestScenario, name, "unnamed", 32, 0, "Its name."),
+        CONFIG_KEY_DURATION("scenario", "duration", TestScenario, duration_usec, "10s", 0, 0,
+                            "How long it runs."),
+        CONFIG_KEY_LIST("scenario", "setup", TestScenario, setup, "", 32, "Commands run first."),
+};
+
+static const ConfigKey group_keys[] = {
+        CONFIG_KEY_UINT("group", "weight", TestGroup, weight, "100", 1, 10000, "cpu.weight."),
+        CONFIG_KEY_BOOL("group", "protect", TestGroup, protect, "no", "Protected class."),
+};
+
+static const ConfigKey task_keys[] = {
+        CONFIG_KEY_STRING("task", "group", TestTask, group, "", 40, CONFIG_EMPTY_OK,
+                          "Its group; none: the sandbox itself."),
+        CONFIG_KEY_UINT("task", "instances", TestTask, instances, "1", 1, 64, "Copies of it."),
+        CONFIG_KEY_LIST("task", "phase", TestTask, phases, "run 1s", 64, "What it does, in order."),
+};
+
+static int group_validate(const void *instance, const char *name, ConfigContext *ctx) {
+        const TestGroup *g = instance;
+
+        if (g->protect && g->weight < 200)
+                return config_reject_instance(ctx, "group", name, "weight",
+                                              "a protected group needs weight 200 or more");
+        return 0;
+}
+
+static int task_validate(const void *instance, const char *name, ConfigContext *ctx) {
+        const TestTask *t = instance;
+
+        if (t->phases.n == 0)
+                return config_reject_instance(ctx, "task", name, "phase", "no phase");
+        if (t->instances == 13)
+                return -EINVAL; /* without a message: the loader must still name the instance */
+        return 0;
+}
+
+static int scenario_validate(const void *config, ConfigContext *ctx) {
+        const TestScenario *s = config;
+        const TestGroup *groups = s->groups.items;
+        const TestTask *tasks = s->tasks.items;
+        size_t protected = 0, i;
+
+        for (size_t j = 0; j < s->groups.n; j++)
+                if (groups[j].protect && ++protected > 2)
+                        return config_reject_instance(ctx, "group", s->groups.names[j], NULL,
+                                                      "more than 2 protected groups");
+        if (s->duration_usec == 0 && s->tasks.n > 0)
+                return config_reject_instance(ctx, "task", s->tasks.names[0], NULL,
+                                              "not run: the duration is 0");
+        for (size_t j = 0; j < s->tasks.n; j++)
+                if (tasks[j].group[0] && config_instances_find(&s->groups, tasks[j].group, &i) < 0)
+                        return config_reject_instance(ctx, "task", s->tasks.names[j], "group",
+                                                      "no group '%s'", tasks[j].group);
+        return 0;
+}
+
+static const ConfigKind test_kinds[] = {
+        CONFIG_KIND("group", TestGroup, group_keys, TestScenario, groups, 4, group_validate,
+                    "A cgroup of the sandbox."),
+        CONFIG_KIND("task", TestTask, task_keys, TestScenario, tasks, 0, task_validate,
+                    "Tasks to start."),
+};
+
+static const ConfigSchema scenario_schema =
+        CONFIG_SCHEMA_WITH_KINDS(TestScenario, scenario_keys, test_kinds, scenario_validate);
+
+static void test_scenario_free(TestScenario *s) {
+        config_free(&scenario_schema, s);
+}
+
+#define _cleanup_scenario_ _cleanup_(test_scenario_free)
+
+static int sload(const char *text, TestScenario *ret, ConfigError *error) {
+        return config_load_string(&scenario_schema, "s.conf", text, strlen(text), ret, error);
+}
+
+static void expect_scenario_error(const char *text, int error, unsigned line, const char *message) {
+        TestScenario s = { .duration_usec = 4242 };
+        ConfigError e = {};
+
+        cr_expect_eq(sload(text, &s, &e), error, "\"%s\"", text);
+        cr_expect_eq(e.error, error, "\"%s\"", text);
+        cr_expect_eq(e.line, line, "\"%s\": line %u", text, e.line);
+        cr_expect_str_eq(e.message, message, "\"%s\"", text);
+        cr_expect_eq(s.duration_usec, 4242, "\"%s\" wrote the result on failure", text);
+        cr_expect_eq(s.groups.n, 0, "\"%s\" wrote the result on failure", text);
+}
+
+static char *sprinted(const TestScenario *s) {
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+
+        cr_assert_not_null(f);
+        cr_assert_eq(config_print(&scenario_schema, s, f), 0);
+        cr_assert_eq(fclose(f), 0);
+        return buf;
+}
+
+Test(config, schema_check_accepts_a_table_with_kinds) {
+        ConfigError e = {};
+
+        cr_expect_eq(config_check_schema(&scenario_schema, &e), 0, "%s", e.message);
+}
+
+Test(config, defaults_have_no_instances) {
+        _cleanup_scenario_ TestScenario s = {};
+        ConfigError e = {};
+
+        cr_assert_eq(sload("", &s, &e), 0, "%s", e.message);
+        cr_expect_eq(s.groups.n, 0);
+        cr_expect_eq(s.tasks.n, 0);
+        cr_expect_eq(s.setup.n, 0);
+        cr_expect_str_eq(s.name, "unnamed");
+}
+
+Test(config, instances_are_created_in_file_order_with_defaults) {
+        _cleanup_scenario_ TestScenario s = {};
+        const TestGroup *g;
+        const TestTask *t;
+        ConfigError e = {};
+
+        cr_assert_eq(sload("[group busy]\n"
+                           "weight = 300\n"
+                           "[task spinner]\n"
+                           "group = busy\n"
+                           "instances = 8\n"
+                           "[group idle]\n"
+                           "[scenario]\n"
+                           "name = s\n",
+                           &s, &e),
+                     0, "%s", e.message);
+        cr_assert_eq(s.groups.n, 2);
+        g = s.groups.items;
+        cr_expect_str_eq(s.groups.names[0], "busy");
+        cr_expect_str_eq(s.groups.names[1], "idle");
+        cr_expect_eq(g[0].weight, 300);
+        cr_expect_eq(g[1].weight, 100);
+        cr_expect_not(g[0].protect);
+        cr_expect_str_eq(s.groups.files[0], "s.conf");
+        cr_expect_str_eq(s.groups.files[1], "s.conf");
+        cr_expect_eq(s.groups.lines[0], 1);
+        cr_expect_eq(s.groups.lines[1], 6);
+        cr_assert_eq(s.tasks.n, 1);
+        t = s.tasks.items;
+        cr_expect_str_eq(s.tasks.names[0], "spinner");
+        cr_expect_eq(s.tasks.lines[0], 3);
+        cr_expect_str_eq(t[0].group, "busy");
+        cr_expect_eq(t[0].instances, 8);
+        /* The list's default: one element, from no file. */
+        cr_assert_eq(t[0].phases.n, 1);
+        cr_expect_str_eq(t[0].phases.items[0].value, "run 1s");
+        cr_expect_null(t[0].phases.items[0].file);
+        cr_expect_eq(t[0].phases.items[0].line, 0);
+        /* Keys after [scenario] went to the fixed section again. */
+        cr_expect_str_eq(s.name, "s");
+}
+
+Test(config, same_name_in_two_kinds_is_two_instances) {
+        _cleanup_scenario_ TestScenario s = {};
+        ConfigError e = {};
+
+        cr_assert_eq(sload("[group a]\n[task a]\ngroup = a\n", &s, &e), 0, "%s", e.message);
+        cr_expect_eq(s.groups.n, 1);
+        cr_expect_eq(s.tasks.n, 1);
+}
+
+Test(config, instance_name_of_the_maximum_length_is_accepted) {
+        _cleanup_scenario_ TestScenario s = {};
+        ConfigError e = {};
+        char name[CONFIG_NAME_MAX + 1], text[128];
+
+        memset(name, 'n', CONFIG_NAME_MAX);
+        name[CONFIG_NAME_MAX] = '\0';
+        snprintf(text, sizeof text, "[group %s]\nweight = 7\n", name);
+        cr_assert_eq(sload(text, &s, &e), 0, "%s", e.message);
+        cr_assert_eq(s.groups.n, 1);
+        cr_expect_str_eq(s.groups.names[0], name);
+        cr_expect_eq(((const TestGroup *) s.groups.items)[0].weight, 7);
+}
+
+Test(config, four_groups_are_the_limit) {
+        _cleanup_scenario_ TestScenario s = {};
+
+        cr_assert_eq(sload("[group g1]\n[group g2]\n[group g3]\n[group g4]\n", &s, NULL), 0);
+        cr_expect_eq(s.groups.n, 4);
+}
+
+Test(config, rejects_bad_instance_sections) {
+        char long_name[CONFIG_NAME_MAX + 2], text[128], want[256];
+
+        expect_scenario_error("[group]\n", -EINVAL, 1,
+                              "s.conf:1: [group]: missing name (expected [group NAME])");
+        expect_scenario_error("[scenario]\n[group  ]\n", -EINVAL, 2,
+                              "s.conf:2: [group  ]: missing name (expected [group NAME])");
+        expect_scenario_error("[group bu.sy]\n", -EINVAL, 1,
+                              "s.conf:1: [group bu.sy]: invalid name 'bu.sy' (only [A-Za-z0-9_-])");
+        expect_scenario_error("[group a b]\n", -EINVAL, 1,
+                              "s.conf:1: [group a b]: invalid name 'a b' (only [A-Za-z0-9_-])");
+        expect_scenario_error("[grup busy]\n", -EINVAL, 1,
+                              "s.conf:1: [grup busy]: unknown section kind 'grup'");
+        expect_scenario_error("[scenario x]\n", -EINVAL, 1,
+                              "s.conf:1: [scenario x]: unknown section kind 'scenario'");
+        expect_scenario_error("[groups]\n", -EINVAL, 1, "s.conf:1: [groups]: unknown section");
+        expect_scenario_error("[group busy] x\n", -EINVAL, 1,
+                              "s.conf:1: [group busy]: text after ']'");
+        expect_scenario_error("[group g1]\n[group g2]\n[group g3]\n[group g4]\n[group g5]\n",
+                              -EINVAL, 5,
+                              "s.conf:5: [group g5]: more than 4 [group NAME] sections");
+        memset(long_name, 'n', CONFIG_NAME_MAX + 1);
+        long_name[CONFIG_NAME_MAX + 1] = '\0';
+        snprintf(text, sizeof text, "[group %s]\n", long_name);
+        snprintf(want, sizeof want, "s.conf:1: [group %s]: name longer than %u bytes", long_name,
+                 CONFIG_NAME_MAX);
+        expect_scenario_error(text, -EINVAL, 1, want);
+}
+
+Test(config, rejects_the_same_instance_twice_in_one_file) {
+        expect_scenario_error("[group busy]\nweight = 2\n[task t]\n[group busy]\nweight = 3\n",
+                              -EINVAL, 4,
+                              "s.conf:4: [group busy]: duplicate section (first on line 1)");
+}
+
+Test(config, instance_keys_go_through_the_value_parsers) {
+        expect_scenario_error("[group busy]\nweight = 0\n", -ERANGE, 2,
+                              "s.conf:2: group busy: weight: value 0 out of range 1..10000");
+        expect_scenario_error("[group busy]\nprotect = maybe\n", -EINVAL, 2,
+                              "s.conf:2: group busy: protect: invalid boolean 'maybe' (yes/no, "
+                              "true/false, on/off, 1/0)");
+        expect_scenario_error("[task t]\ninstances =\n", -EINVAL, 2,
+                              "s.conf:2: task t: instances: empty value");
+}
+
+Test(config, rejects_unknown_and_duplicate_keys_in_instances) {
+        expect_scenario_error("[group busy]\nweihgt = 3\n", -EINVAL, 2,
+                              "s.conf:2: group busy: weihgt: unknown key in [group NAME] sections");
+        /* A key of the other kind, and one of the fixed section. */
+        expect_scenario_error("[group busy]\ninstances = 3\n", -EINVAL, 2,
+                              "s.conf:2: group busy: instances: unknown key in [group NAME] "
+                              "sections");
+        expect_scenario_error("[group busy]\nname = x\n", -EINVAL, 2,
+                              "s.conf:2: group busy: name: unknown key in [group NAME] sections");
+        expect_scenario_error("[group busy]\nweight = 3\nweight = 4\n", -EINVAL, 3,
+                              "s.conf:3: group busy: weight: duplicate key (first set on line 2)");
+        expect_scenario_error("[group busy]\nweight: 3\n", -EINVAL, 2,
+                              "s.conf:2: group busy: weight: expected '=' after the key");
+        /* After a fixed section, keys are the fixed section's again. */
+        expect_scenario_error("[group busy]\n[scenario]\nweight = 3\n", -EINVAL, 3,
+                              "s.conf:3: weight: unknown key in section [scenario]");
+}
+
+Test(config, dropins_reopen_instances_key_by_key) {
+        _cleanup_free_ char *path = fixture_path("config/instances/main.conf");
+        _cleanup_free_ char *dropin = NULL;
+        _cleanup_scenario_ TestScenario s = {};
+        const TestGroup *g;
+        const TestTask *t;
+        ConfigError e = {};
+
+        cr_assert_gt(asprintf(&dropin, "%s.d/10-more.conf", path), 0);
+        cr_assert_eq(config_load(&scenario_schema, path, 0, &s, &e), 0, "%s", e.message);
+        cr_assert_eq(s.groups.n, 2);
+        g = s.groups.items;
+        cr_expect_str_eq(s.groups.names[0], "busy");
+        cr_expect_eq(g[0].weight, 300); /* main.conf only */
+        cr_expect(g[0].protect); /* the drop-in's */
+        cr_expect_str_eq(s.groups.files[0], path); /* where it was first named */
+        cr_expect_eq(s.groups.lines[0], 7);
+        cr_expect_str_eq(s.groups.names[1], "extra");
+        cr_expect_eq(g[1].weight, 50);
+        cr_expect_str_eq(s.groups.files[1], dropin);
+        cr_expect_eq(s.groups.lines[1], 8);
+        cr_assert_eq(s.tasks.n, 1);
+        t = s.tasks.items;
+        cr_expect_str_eq(t[0].group, "busy");
+        cr_expect_eq(t[0].instances, 8);
+        /* The drop-in's one phase replaced main.conf's two. */
+        cr_assert_eq(t[0].phases.n, 1);
+        cr_expect_str_eq(t[0].phases.items[0].value, "run 1s");
+        cr_expect_str_eq(t[0].phases.items[0].file, dropin);
+        cr_expect_eq(t[0].phases.items[0].line, 6);
+        cr_assert_eq(s.setup.n, 1);
+        cr_expect_str_eq(s.setup.items[0].value, "mkdir c");
+        cr_expect_eq(s.setup.items[0].line, 12);
+        cr_expect_str_eq(s.name, "main");
+        cr_expect_not(leaks_found(), "a replaced list or value was not released");
+}
+
+Test(config, lists_keep_their_order_file_and_lines) {
+        _cleanup_scenario_ TestScenario s = {};
+        const TestTask *t;
+        ConfigError e = {};
+
+        cr_assert_eq(sload("[task t]\n"
+                           "phase = run 200ms\n"
+                           "\n"
+                           "phase = sleep 50ms\n"
+                           "phase = run 1s ; a comment\n"
+                           "[scenario]\n"
+                           "setup = a\n"
+                           "[group g]\n"
+                           "[scenario]\n"
+                           "setup = b\n",
+                           &s, &e),
+                     0, "%s", e.message);
+        cr_assert_eq(s.tasks.n, 1);
+        t = s.tasks.items;
+        cr_assert_eq(t[0].phases.n, 3);
+        cr_expect_str_eq(t[0].phases.items[0].value, "run 200ms");
+        cr_expect_str_eq(t[0].phases.items[1].value, "sleep 50ms");
+        cr_expect_str_eq(t[0].phases.items[2].value, "run 1s");
+        cr_expect_eq(t[0].phases.items[0].line, 2);
+        cr_expect_eq(t[0].phases.items[1].line, 4);
+        cr_expect_eq(t[0].phases.items[2].line, 5);
+        cr_expect_str_eq(t[0].phases.items[2].file, "s.conf");
+        /* A fixed section given twice in one file goes on with its list. */
+        cr_assert_eq(s.setup.n, 2);
+        cr_expect_str_eq(s.setup.items[0].value, "a");
+        cr_expect_str_eq(s.setup.items[1].value, "b");
+        cr_expect_eq(s.setup.items[0].line, 7);
+        cr_expect_eq(s.setup.items[1].line, 10);
+}
+
+Test(config, many_list_elements_and_instances_grow_in_order) {
+        _cleanup_scenario_ TestScenario s = {};
+        _cleanup_free_ char *text = NULL;
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+        const TestTask *t;
+
+        cr_assert_not_null(f);
+        fputs("[scenario]\n", f);
+        for (int i = 0; i < 300; i++)
+                fprintf(f, "setup = s%d\n", i);
+        for (int i = 0; i < 100; i++)
+                fprintf(f, "[task t%d]\nphase = p%d\n", i, i);
+        cr_assert_eq(fclose(f), 0);
+        text = buf;
+        cr_assert_eq(sload(text, &s, NULL), 0);
+        cr_assert_eq(s.setup.n, 300);
+        cr_expect_str_eq(s.setup.items[299].value, "s299");
+        cr_expect_eq(s.setup.items[299].line, 301);
+        cr_assert_eq(s.tasks.n, 100);
+        t = s.tasks.items;
+        cr_expect_str_eq(s.tasks.names[99], "t99");
+        cr_expect_str_eq(t[99].phases.items[0].value, "p99");
+        cr_expect_eq(t[99].instances, 1);
+}
+
+Test(config, empty_list_value_clears_the_list) {
+        _cleanup_scenario_ TestScenario s = {};
+        const TestTask *t;
+        ConfigError e = {};
+
+        cr_assert_eq(
+                sload("[task t]\nphase = a\nphase =\nphase = b\n[scenario]\nsetup = x\nsetup =\n",
+                      &s, &e),
+                0, "%s", e.message);
+        t = s.tasks.items;
+        cr_assert_eq(t[0].phases.n, 1);
+        cr_expect_str_eq(t[0].phases.items[0].value, "b");
+        cr_expect_eq(t[0].phases.items[0].line, 4);
+        cr_expect_eq(s.setup.n, 0);
+        cr_expect_null(s.setup.items);
+        cr_expect_not(leaks_found(), "a cleared list was not released");
+}
+
+Test(config, list_elements_are_checked_as_strings) {
+        char text[256], want[256];
+
+        snprintf(text, sizeof text, "[task t]\nphase = %065d\n", 0);
+        snprintf(want, sizeof want, "s.conf:2: task t: phase: longer than 64 bytes");
+        expect_scenario_error(text, -ERANGE, 2, want);
+        expect_scenario_error("[scenario]\nsetup = a\nsetup = b\x01\n", -EINVAL, 3,
+                              "s.conf:3: setup: control character 0x01 in value");
+}
+
+Test(config, reject_instance_names_the_line_of_the_key) {
+        expect_scenario_error("[group g]\nprotect = yes\nweight = 150\n", -EINVAL, 3,
+                              "s.conf:3: group g: weight: a protected group needs weight 200 or "
+                              "more");
+        expect_scenario_error("[task t]\ngroup = nope\n", -EINVAL, 2,
+                              "s.conf:2: task t: group: no group 'nope'");
+        /* Cleared by an empty value on line 3: that line is where it was last set. */
+        expect_scenario_error("[task t]\nphase = a\nphase =\n", -EINVAL, 3,
+                              "s.conf:3: task t: phase: no phase");
+}
+
+Test(config, reject_instance_on_a_default_names_the_section_line) {
+        expect_scenario_error("[scenario]\n[group g]\n\nprotect = yes\n", -EINVAL, 2,
+                              "s.conf:2: group g: weight: a protected group needs weight 200 or "
+                              "more");
+        /* No key at all: the section line too. */
+        expect_scenario_error("[group a]\nprotect = yes\nweight = 200\n"
+                              "[group b]\nprotect = yes\nweight = 200\n"
+                              "[group c]\nprotect = yes\nweight = 200\n",
+                              -EINVAL, 7, "s.conf:7: group c: more than 2 protected groups");
+        /* A kind's validate that gives no reason still names the instance. */
+        expect_scenario_error("[task t]\ninstances = 13\n", -EINVAL, 1,
+                              "s.conf:1: task t: rejected: Invalid argument");
+}
+
+Test(config, reject_instance_names_the_file_a_key_came_from) {
+        _cleanup_free_ char *dir = make_tmpdir(), *main_path = NULL, *want = NULL;
+        _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        TestScenario s = { .duration_usec = 4242 };
+        ConfigError e = {};
+
+        cr_assert_eq(mkdirat(fd, "main.conf.d", 0755), 0);
+        cr_assert_gt(asprintf(&main_path, "%s/main.conf", dir), 0);
+        /* weight from main.conf, protect from the drop-in: main.conf:3 is at fault. */
+        write_file_at(fd, "main.conf", "# main\n[group g]\nweight = 150\n");
+        write_file_at(fd, "main.conf.d/10.conf", "[group g]\nprotect = yes\n");
+        cr_expect_eq(config_load(&scenario_schema, main_path, 0, &s, &e), -EINVAL);
+        cr_assert_gt(asprintf(&want,
+                              "%s:3: group g: weight: a protected group needs weight 200 "
+                              "or more",
+                              main_path),
+                     0);
+        cr_expect_str_eq(e.message, want);
+        cr_expect_eq(e.line, 3);
+        /* weight at its default: the first [group g] line, in main.conf. */
+        free(want);
+        write_file_at(fd, "main.conf", "# main\n[group g]\n");
+        cr_expect_eq(config_load(&scenario_schema, main_path, 0, &s, &e), -EINVAL);
+        cr_assert_gt(asprintf(&want,
+                              "%s:2: group g: weight: a protected group needs weight 200 "
+                              "or more",
+                              main_path),
+                     0);
+        cr_expect_str_eq(e.message, want);
+        cr_expect_eq(s.duration_usec, 4242);
+        rm_rf(dir);
+}
+
+Test(config, print_lists_instances_and_list_elements) {
+        _cleanup_scenario_ TestScenario s = {};
+        _cleanup_free_ char *out = NULL;
+        ConfigError e = {};
+
+        cr_assert_eq(sload("[group busy]\nweight = 300\n[task t]\ngroup = busy\nphase = a\n"
+                           "phase = b\n[group idle]\n",
+                           &s, &e),
+                     0, "%s", e.message);
+        out = sprinted(&s);
+        cr_expect_str_eq(out, "scenario.name=unnamed\n"
+                              "scenario.duration=10s\n"
+                              "scenario.setup=\n"
+                              "group.busy.weight=300\n"
+                              "group.busy.protect=no\n"
+                              "group.idle.weight=100\n"
+                              "group.idle.protect=no\n"
+                              "task.t.group=busy\n"
+                              "task.t.instances=1\n"
+                              "task.t.phase=a\n"
+                              "task.t.phase=b\n");
+}
+
+static char *scenario_defaults_file(unsigned flags) {
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+
+        cr_assert_not_null(f);
+        cr_assert_eq(config_write_defaults(&scenario_schema, f, flags), 0);
+        cr_assert_eq(fclose(f), 0);
+        return buf;
+}
+
+Test(config, default_file_shows_each_kind_as_a_commented_example) {
+        _cleanup_free_ char *text = scenario_defaults_file(0);
+
+        cr_expect_not_null(strstr(text, "\nsetup =\n"));
+        cr_expect_not_null(strstr(text, "# A cgroup of the sandbox.\n"
+                                        "# Any number of [group NAME] sections, up to 4; NAME is "
+                                        "1..40 of\n# [A-Za-z0-9_-]. This example has each key at "
+                                        "its default.\n#[group NAME]\n"));
+        cr_expect_not_null(strstr(text, "#[group NAME]\n\n# cpu.weight.\n# Integer, 1..10000.\n"
+                                        "#weight = 100\n\n"));
+        cr_expect_not_null(strstr(text, "up to 1024;"));
+        cr_expect_not_null(strstr(text, "#[task NAME]\n"));
+        cr_expect_not_null(strstr(text, "\n#phase = run 1s\n"));
+        cr_expect_not_null(strstr(text, "# Text of at most 64 bytes; each time the key is given "
+                                        "adds one to the list,\n# an empty value clears it.\n"
+                                        "#phase = run 1s\n"));
+}
+
+Test(config, default_file_with_kinds_parses_back_to_the_defaults) {
+        _cleanup_free_ char *text = scenario_defaults_file(0),
+                            *commented = scenario_defaults_file(CONFIG_WRITE_COMMENT_VALUES);
+        _cleanup_free_ char *want = NULL, *got = NULL, *got_commented = NULL;
+        _cleanup_scenario_ TestScenario d = {}, s = {}, sc = {};
+        ConfigError e = {};
+
+        cr_assert_eq(sload("", &d, NULL), 0);
+        cr_assert_eq(sload(text, &s, &e), 0, "%s", e.message);
+        cr_assert_eq(sload(commented, &sc, &e), 0, "%s", e.message);
+        want = sprinted(&d);
+        got = sprinted(&s);
+        got_commented = sprinted(&sc);
+        cr_expect_str_eq(got, want);
+        cr_expect_str_eq(got_commented, want);
+        cr_expect_eq(s.groups.n, 0);
+        cr_expect_eq(s.tasks.n, 0);
+}
+
+Test(config, set_one_does_not_reach_instances_and_replaces_lists) {
+        _cleanup_scenario_ TestScenario s = {};
+        const ConfigKey *k;
+        char *value = NULL;
+        ConfigError e = {};
+
+        cr_assert_eq(sload("[group busy]\n[scenario]\nsetup = a\nsetup = b\n", &s, &e), 0, "%s",
+                     e.message);
+        cr_expect_eq(config_set_one(&scenario_schema, &s, "group.busy.weight", "5", &e), -ENOENT);
+        cr_expect_str_eq(e.message, "group.busy.weight: unknown key");
+        cr_expect_eq(config_set_one(&scenario_schema, &s, "weight", "5", &e), -ENOENT);
+        cr_expect_eq(((const TestGroup *) s.groups.items)[0].weight, 100);
+        cr_assert_eq(config_set_one(&scenario_schema, &s, "setup", "x y", &e), 0, "%s", e.message);
+        cr_assert_eq(s.setup.n, 1);
+        cr_expect_str_eq(s.setup.items[0].value, "x y");
+        cr_expect_null(s.setup.items[0].file);
+        cr_expect_eq(s.setup.items[0].line, 0);
+        cr_assert_eq(config_set_one(&scenario_schema, &s, "scenario.setup", "", &e), 0, "%s",
+                     e.message);
+        cr_expect_eq(s.setup.n, 0);
+        cr_assert_eq(config_lookup(&scenario_schema, "setup", &k), 0);
+        cr_expect_eq(config_format_value(k, &s, &value), -EOPNOTSUPP);
+        cr_expect_null(value);
+}
+
+Test(config, set_one_validate_rejects_an_instance_without_a_place) {
+        _cleanup_scenario_ TestScenario s = {};
+        ConfigError e = {};
+
+        cr_assert_eq(sload("[task t]\n", &s, &e), 0, "%s", e.message);
+        /* Out of config_load*() there is no file:line to name, only the instance. */
+        cr_expect_eq(config_set_one(&scenario_schema, &s, "duration", "0", &e), -EINVAL);
+        cr_expect_str_eq(e.message, "task t: not run: the duration is 0");
+        cr_expect_eq(e.line, 0);
+        cr_expect_eq(s.duration_usec, 10000000);
+        /* While loading, the same check names the section line. */
+        expect_scenario_error("[task t]\n[scenario]\nduration = 0\n", -EINVAL, 1,
+                              "s.conf:1: task t: not run: the duration is 0");
+}
+
+Test(config, free_releases_instances_and_lists) {
+        TestScenario s = {};
+        ConfigError e = {};
+
+        config_free(&scenario_schema, NULL);
+        /* Under ASan, anything not released here is a leak report. */
+        cr_assert_eq(sload("[scenario]\nsetup = a\nsetup = b\n[group g]\n[task t]\ngroup = g\n"
+                           "phase = x\nphase = y\n[task u]\n",
+                           &s, &e),
+                     0, "%s", e.message);
+        config_free(&scenario_schema, &s);
+        cr_expect_eq(s.groups.n, 0);
+        cr_expect_null(s.groups.items);
+        cr_expect_null(s.groups.names);
+        cr_expect_null(s.groups.files);
+        cr_expect_null(s.groups.lines);
+        cr_expect_eq(s.tasks.n, 0);
+        cr_expect_null(s.tasks.items);
+        cr_expect_eq(s.setup.n, 0);
+        cr_expect_null(s.setup.items);
+        cr_expect_null(s.name);
+        config_free(&scenario_schema, &s); /* twice is harmless */
+        cr_expect_not(leaks_found(), "config_free() left memory behind (see the report above)");
+}
+
+Test(config, failed_load_releases_the_instances_it_made) {
+        TestScenario s = { .duration_usec = 4242 };
+
+        /* Instances, a list and owned strings exist when line 6 fails: ASan checks they go. */
+        cr_expect_eq(sload("[group g]\n[task t]\ngroup = g\nphase = x\nphase = y\nbad\n", &s, NULL),
+                     -EINVAL);
+        cr_expect_eq(s.duration_usec, 4242);
+        cr_expect_eq(s.tasks.n, 0);
+        cr_expect_not(leaks_found(), "the failed load left memory behind (see the report above)");
+}
+
+Test(config, schema_check_rejects_broken_kinds) {
+        static const ConfigKey grp_keys[] = {
+                CONFIG_KEY_UINT("grp", "weight", TestGroup, weight, "1", 1, 10, "h"),
+        };
+        static const ConfigKey bad_default_keys[] = {
+                CONFIG_KEY_UINT("group", "weight", TestGroup, weight, "0", 1, 10, "h"),
+        };
+        static const ConfigKey list_empty_ok_keys[] = {
+                { .section = "task",
+                  .name = "phase",
+                  .type = CONFIG_LIST,
+                  .flags = CONFIG_EMPTY_OK,
+                  .default_value = "",
+                  .help = "h",
+                  .offset = offsetof(TestTask, phases) },
+        };
+        static const ConfigKey list_umin_keys[] = {
+                { .section = "task",
+                  .name = "phase",
+                  .type = CONFIG_LIST,
+                  .default_value = "",
+                  .umin = 1,
+                  .umax = 8,
+                  .help = "h",
+                  .offset = offsetof(TestTask, phases) },
+        };
+#define KIND_(name_, T, keys_, member_)                                                          \
+        {                                                                                        \
+                .name = (name_), .keys = (keys_), .n_keys = ELEMENTSOF(keys_),                   \
+                .struct_size = sizeof(T), .offset = offsetof(TestScenario, member_), .help = "h" \
+        }
+        static const struct {
+                ConfigKind kinds[2];
+                size_t n;
+                const char *message;
+        } cases[] = {
+                { { KIND_("scenario", TestGroup, group_keys, groups) },
+                  1,
+                  "schema: kind scenario: named like the fixed section [scenario]" },
+                { { KIND_("group", TestGroup, group_keys, groups),
+                    KIND_("group", TestGroup, group_keys, tasks) },
+                  2,
+                  "schema: kind group: defined twice" },
+                { { KIND_("group", TestGroup, group_keys, groups),
+                    KIND_("task", TestTask, task_keys, groups) },
+                  2,
+                  "schema: kind task: instances member overlaps that of kind group" },
+                { { KIND_("group", TestGroup, group_keys, setup) },
+                  1,
+                  "schema: kind group: instances member overlaps that of scenario.setup" },
+                { { { .name = "group",
+                      .keys = group_keys,
+                      .n_keys = ELEMENTSOF(group_keys),
+                      .struct_size = sizeof(TestGroup),
+                      .offset = sizeof(TestScenario) - 8,
+                      .help = "h" } },
+                  1,
+                  "schema: kind group: instances member outside the struct" },
+                { { KIND_("gr oup", TestGroup, group_keys, groups) },
+                  1,
+                  "schema: kind gr oup: name must be 1..40 of [A-Za-z0-9_-]" },
+                { { { .name = "group",
+                      .keys = group_keys,
+                      .n_keys = ELEMENTSOF(group_keys),
+                      .struct_size = sizeof(TestGroup),
+                      .offset = offsetof(TestScenario, groups) } },
+                  1,
+                  "schema: kind group: no help text, no keys or no struct size" },
+                { { KIND_("group", TestGroup, grp_keys, groups) },
+                  1,
+                  "schema: grp.weight: section is not the kind's name, group" },
+                { { KIND_("group", TestGroup, bad_default_keys, groups) },
+                  1,
+                  "schema: group.weight: default: value 0 out of range 1..10" },
+                { { { .name = "group",
+                      .keys = group_keys,
+                      .n_keys = ELEMENTSOF(group_keys),
+                      .struct_size = 4,
+                      .offset = offsetof(TestScenario, groups),
+                      .help = "h" } },
+                  1,
+                  "schema: group.weight: member outside the struct" },
+                { { KIND_("task", TestTask, list_empty_ok_keys, tasks) },
+                  1,
+                  "schema: task.phase: flags not valid for this type" },
+                { { KIND_("task", TestTask, list_umin_keys, tasks) },
+                  1,
+                  "schema: task.phase: umin/umax set but not used by this type" },
+        };
+#undef KIND_
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                ConfigSchema s = { .keys = scenario_keys,
+                                   .n_keys = ELEMENTSOF(scenario_keys),
+                                   .struct_size = sizeof(TestScenario),
+                                   .kinds = cases[i].kinds,
+                                   .n_kinds = cases[i].n };
+                TestScenario c = { .duration_usec = 4242 };
+                ConfigError e = {};
+
+                cr_expect_eq(config_check_schema(&s, &e), -EINVAL, "case %zu", i);
+                cr_expect_str_eq(e.message, cases[i].message, "case %zu", i);
+                /* config_load*() refuses the table too, before anything is written. */
+                cr_expect_eq(config_load_string(&s, NULL, "", 0, &c, NULL), -EINVAL, "case %zu", i);
+                cr_expect_eq(c.duration_usec, 4242, "case %zu", i);
+        }
+}
+
+Test(config, schema_check_rejects_kinds_without_a_table) {
+        ConfigSchema s = { .keys = scenario_keys,
+                           .n_keys = ELEMENTSOF(scenario_keys),
+                           .struct_size = sizeof(TestScenario),
+                           .n_kinds = 1 };
+        ConfigError e = {};
+
+        cr_expect_eq(config_check_schema(&s, &e), -EINVAL);
+        cr_expect_str_eq(e.message, "schema: no keys or no struct size");
 }
