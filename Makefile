@@ -220,7 +220,8 @@ format:
 	clang-format -i $(SOURCES)
 
 clean:
-	rm -rf build
+	rm -rf build build-sanitize
 
--include $(shell find build -name '*.d' 2>/dev/null)
+# Each build directory's own dependencies (BUILD=build-sanitize has its own objects).
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 .SECONDARY:
