@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "cgroup.h"
@@ -16,7 +15,6 @@
 #include "log.h"
 #include "macro.h"
 #include "runner.h"
-#include "topology.h"
 
 /* What one contest needs while it runs. */
 typedef struct Contest {
@@ -273,27 +271,6 @@ void contest_print_tables(FILE *f, const ContestResults *r, const char *label) {
         }
 }
 
-static void json_machine(Json *j, const Sandbox *sb) {
-        _cleanup_topology_ Topology *t = NULL;
-        _cleanup_free_ char *cpus = NULL;
-        const CgroupLayout *l = sandbox_layout(sb);
-        struct utsname u;
-
-        json_key(j, "machine");
-        json_begin(j, '{');
-        if (uname(&u) == 0) {
-                json_string(j, "kernel", u.release);
-                json_string(j, "arch", u.machine);
-        }
-        json_u64(j, "online_cpus", (uint64_t) MAX(sysconf(_SC_NPROCESSORS_ONLN), 0L));
-        if (topology_new_from_system(&t) >= 0)
-                json_u64(j, "numa_nodes", topology_n_nodes(t));
-        json_string(j, "cgroup_mode", l ? cgroup_mode_to_string(l->mode) : "none");
-        if (cpumask_format(sandbox_cpus(sb), &cpus) >= 0)
-                json_string(j, "run_cpus", cpus);
-        json_end(j, '}');
-}
-
 static void json_parameters(Json *j, const ContestResults *r, const ContestOptions *o) {
         json_key(j, "parameters");
         json_begin(j, '{');
@@ -353,7 +330,7 @@ int contest_write_json(const char *path, const ContestResults *r, const ContestO
         json_begin(&j, '{');
         json_string(&j, "loadgen", CGBALANCE_VERSION);
         json_string(&j, "benchmark", "contest");
-        json_machine(&j, sb);
+        sandbox_json_machine(&j, sb);
         json_parameters(&j, r, o);
         json_key(&j, "loads");
         json_begin(&j, '[');

@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "benchmark.h"
+#include "cli.h"
 #include "contest.h"
 #include "cpumask.h"
 #include "json.h"
@@ -23,138 +25,7 @@
 #include "sandbox.h"
 #include "tree.h"
 
-#define EXIT_USAGE 2
-#define QUICK_RAM_BYTES (UINT64_C(64) << 20)
-#define DEFAULT_OTHER_DIR "/tmp"
 #define MAX_LOADS 32 /* above n_loads + 1: --loads refuses repeats */
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_stop_signal(int sig) {
-        stop_requested = sig;
-}
-
-static int install_stop_handlers(void) {
-        /* No SA_RESTART: a sleep or wait in progress returns at once. */
-        struct sigaction sa = { .sa_handler = on_stop_signal };
-
-        if (sigaction(SIGINT, &sa, NULL) < 0 || sigaction(SIGTERM, &sa, NULL) < 0)
-                return negative_errno();
-        return 0;
-}
-
-/* The exit code of a run ended by a signal, as a shell reports it. */
-static int interrupted(void) {
-        log_error(
-                "Interrupted: every process of the run was ended, its cgroups and files removed.");
-        return 128 + (int) stop_requested;
-}
-
-/* ---- options shared by run and contest */
-
-typedef struct Common {
-        CpuMask *cpus; /* NULL: all of loadgen's */
-        uint64_t ram_bytes; /* 0: not given */
-        const char *dir, *other_dir;
-        bool quick, no_sandbox;
-} Common;
-
-static void common_done(Common *c) {
-        c->cpus = cpumask_free(c->cpus);
-}
-
-/* --cpus: a cpulist of CPUs loadgen may use. */
-static int parse_cpus(const char *s, CpuMask **ret) {
-        _cleanup_cpumask_ CpuMask *m = NULL, *allowed = cpumask_new(CPUMASK_MAX_CPUS);
-        size_t errpos = 0;
-        int r;
-
-        if (!allowed)
-                return log_error_errno(ENOMEM, "Out of memory.");
-        r = cpumask_parse(s, CPUMASK_MAX_CPUS, &m, &errpos);
-        if (r < 0 || cpumask_is_empty(m)) {
-                log_error("Invalid --cpus \"%s\": want a CPU list such as 0-1 or 0,2.", s);
-                return -EINVAL;
-        }
-        if (sched_getaffinity(0, cpumask_cpu_set_size(allowed), cpumask_cpu_set(allowed)) < 0)
-                return log_error_errno(errno, "Failed to read the CPUs loadgen may use: %m");
-        if (!cpumask_is_subset(m, allowed)) {
-                _cleanup_free_ char *a = NULL;
-
-                (void) cpumask_format(allowed, &a);
-                log_error("--cpus %s names CPUs this machine does not have or loadgen may not use "
-                          "(it may use %s).",
-                          s, a ? a : "?");
-                return -EINVAL;
-        }
-        *ret = TAKE_PTR(m);
-        return 0;
-}
-
-/* Handles one of the shared options; 1 if it was one, 0 if not, -EINVAL for a bad value. */
-static int parse_common(int c, const char *arg, Common *o) {
-        switch (c) {
-        case 'c':
-                o->cpus = cpumask_free(o->cpus);
-                return parse_cpus(arg, &o->cpus) < 0 ? -EINVAL : 1;
-        case 'm':
-                if (parse_size(arg, &o->ram_bytes) < 0 || o->ram_bytes < (UINT64_C(4) << 20)) {
-                        log_error("Invalid --mem \"%s\": want a size of at least 4M, e.g. 256M.",
-                                  arg);
-                        return -EINVAL;
-                }
-                return 1;
-        case 'D': o->dir = arg; return 1;
-        case 'O': o->other_dir = arg; return 1;
-        case 'q': o->quick = true; return 1;
-        default: return 0;
-        }
-}
-
-#define COMMON_LONG_OPTIONS                                                                \
-        { "cpus", required_argument, NULL, 'c' }, { "mem", required_argument, NULL, 'm' }, \
-                { "dir", required_argument, NULL, 'D' },                                   \
-                { "other-dir", required_argument, NULL, 'O' },                             \
-                { "quick", no_argument, NULL, 'q' }, {                                     \
-                "help", no_argument, NULL, 'h'                                             \
-        }
-
-#define COMMON_HELP                                                                               \
-        "  -c --cpus=LIST         Confine the run to these CPUs (a cpuset; default: all).\n"      \
-        "  -m --mem=SIZE          \"RAM\" of the loads: the load group's memory limit (default\n" \
-        "                         256M, 64M with --quick; K/M/G binary). io_load writes and\n"    \
-        "                         read_load reads a file this size; mem_load references 90%%.\n"  \
-        "     --dir=DIR           Where the run's files go (default " SANDBOX_DEFAULT_DIR ").\n"  \
-        "     --other-dir=DIR     io_other writes here (default " DEFAULT_OTHER_DIR ").\n"        \
-        "  -q --quick             The small job tree and short lead, for tests.\n"
-
-static void sandbox_options(const Common *c, SandboxOptions *ret) {
-        *ret = (SandboxOptions){
-                .cpus = c->cpus,
-                .mem_bytes = c->ram_bytes,
-                .dir = c->dir,
-                .cgroups = !c->no_sandbox,
-        };
-}
-
-static int make_sandbox(const Common *c, Sandbox **ret) {
-        SandboxOptions so;
-        int r;
-
-        sandbox_options(c, &so);
-        r = sandbox_new(&so, ret);
-        if (r == -EACCES || r == -EPERM || r == -EROFS)
-                return log_error_errno(r,
-                                       "Failed to create the run's cgroups under " SANDBOX_SLICE
-                                       ": %m. Run as root%s.",
-                                       c->no_sandbox ? "" : ", or pass --no-sandbox");
-        if (r == -EOPNOTSUPP)
-                return log_error_errno(r, "This host lacks a cgroup controller the sandbox needs "
-                                          "(cpu, and memory for --mem).");
-        if (r < 0)
-                return log_error_errno(r, "Failed to set up the run's sandbox: %m");
-        return 0;
-}
 
 /* ---- commands */
 
@@ -170,7 +41,14 @@ static void help(void) {
                "                       loadgen run --help).\n"
                "  contest [OPTIONS]    Time a compile beside each load, as contest did, and print\n"
                "                       one table per load (see loadgen contest --help).\n"
+               "  BENCHMARK [OPTIONS]  Run one of the scheduler benchmarks below, sweeping its\n"
+               "                       axis, and print the seed mail's table (see loadgen\n"
+               "                       BENCHMARK --help).\n"
                "\n"
+               "Benchmarks:\n");
+        for (size_t i = 0; i < n_benchmarks; i++)
+                printf("  %-20s %s\n", benchmarks[i].name, benchmarks[i].summary);
+        printf("\n"
                "  -h --help            Show this help.\n"
                "     --version         Show the version.\n"
                "\n"
@@ -178,9 +56,14 @@ static void help(void) {
 }
 
 static int cmd_list(void) {
+        printf("Loads (loadgen run LOAD, loadgen contest):\n");
         for (size_t i = 0; i < n_loads; i++)
-                printf("%-14s %-18s %s\n", loads[i].name, loads[i].contest_unit,
+                printf("  %-14s %-18s %s\n", loads[i].name, loads[i].contest_unit,
                        loads[i].description);
+        printf("\nBenchmarks (loadgen BENCHMARK):\n");
+        for (size_t i = 0; i < n_benchmarks; i++)
+                printf("  %-14s seed %-8s %s\n", benchmarks[i].name, benchmarks[i].seed,
+                       benchmarks[i].summary);
         return 0;
 }
 
@@ -192,9 +75,8 @@ static void run_help(void) {
                "work done, the elapsed time, the CPU used and the load group's memory peak.\n"
                "\n"
                "  -d --duration=SECONDS  How long to run, from when the load is ready (default "
-               "1).\n" COMMON_HELP
-               "     --no-sandbox        No cgroups (for unprivileged use): --cpus becomes the\n"
-               "                         affinity, --mem is not enforced, no memory peak.\n"
+               "1).\n" CLI_HELP_CPUS CLI_HELP_MEM CLI_HELP_DIR CLI_HELP_OTHER_DIR CLI_HELP_QUICK
+                       CLI_HELP_NO_SANDBOX
                "  -j --json              Print one JSON object with the raw figures.\n"
                "  -h --help              Show this help.\n");
 }
@@ -247,12 +129,12 @@ static int run_in_sandbox(const Load *l, LoadOptions *lo, Sandbox *sb, bool quic
                 return log_error_errno(r, "Failed to generate the tree for %s: %m", l->name);
         lo->tree_dir = tree;
         lo->work_dir = work;
-        r = load_run_start(l, lo, sb, &stop_requested, &lr);
+        r = load_run_start(l, lo, sb, &cli_stop, &lr);
         if (r == -EINTR)
-                return interrupted();
+                return cli_interrupted();
         if (r < 0)
                 return log_error_errno(r, "%s failed to start: %m", l->name);
-        while (!stop_requested && !load_run_finished(lr))
+        while (!cli_stop && !load_run_finished(lr))
                 load_nap(UINT64_MAX, 50000);
         r = load_run_stop(lr, &res, &cpu);
         if (r < 0)
@@ -263,15 +145,19 @@ static int run_in_sandbox(const Load *l, LoadOptions *lo, Sandbox *sb, bool quic
 }
 
 static int cmd_run(int argc, char *argv[]) {
-        enum { ARG_NO_SANDBOX = 0x100 };
         static const struct option options[] = {
                 { "duration", required_argument, NULL, 'd' },
                 { "json", no_argument, NULL, 'j' },
-                { "no-sandbox", no_argument, NULL, ARG_NO_SANDBOX },
-                COMMON_LONG_OPTIONS,
+                CLI_OPT_NO_SANDBOX,
+                CLI_OPT_CPUS,
+                CLI_OPT_MEM,
+                CLI_OPT_DIR,
+                CLI_OPT_OTHER_DIR,
+                CLI_OPT_QUICK,
+                CLI_OPT_HELP,
                 {},
         };
-        _cleanup_(common_done) Common co = { .other_dir = DEFAULT_OTHER_DIR };
+        _cleanup_(cli_common_done) CliCommon co = CLI_COMMON_INIT;
         _cleanup_sandbox_ Sandbox *sb = NULL;
         LoadOptions lo;
         const Load *l;
@@ -281,7 +167,7 @@ static int cmd_run(int argc, char *argv[]) {
         load_options_init(&lo);
         optind = 0; /* glibc: reinitialise for the subcommand's argv */
         while ((c = getopt_long(argc, argv, "d:jc:m:qh", options, NULL)) >= 0) {
-                r = parse_common(c, optarg, &co);
+                r = cli_parse_common(c, optarg, &co);
                 if (r < 0)
                         return EXIT_USAGE;
                 if (r > 0)
@@ -295,7 +181,6 @@ static int cmd_run(int argc, char *argv[]) {
                         }
                         break;
                 case 'j': json = true; break;
-                case ARG_NO_SANDBOX: co.no_sandbox = true; break;
                 case 'h': run_help(); return 0;
                 default: return EXIT_USAGE; /* getopt said why */
                 }
@@ -314,14 +199,14 @@ static int cmd_run(int argc, char *argv[]) {
                 co.ram_bytes = co.quick ? QUICK_RAM_BYTES : LOAD_DEFAULT_RAM_BYTES;
         lo.ram_bytes = co.ram_bytes;
         lo.other_dir = co.other_dir;
-        r = install_stop_handlers();
+        r = cli_install_stop_handlers();
         if (r < 0)
                 return log_error_errno(r, "Failed to install signal handlers: %m"), 1;
-        if (make_sandbox(&co, &sb) < 0)
+        if (cli_make_sandbox(&co, &sb) < 0)
                 return 1;
         lo.ncpus = sandbox_ncpus(sb);
         r = run_in_sandbox(l, &lo, sb, co.quick, json);
-        if (r == 0 && stop_requested)
+        if (r == 0 && cli_stop)
                 return 0; /* the report says "(interrupted)" */
         return r < 0 ? 1 : r;
 }
@@ -350,7 +235,8 @@ static void contest_help(void) {
                "                         parameters to FILE.\n"
                "     --jobs=N            make -j N (default 4 x the run's CPUs).\n"
                "     --lead=SECONDS      The load runs this long before the job starts (default\n"
-               "                         3, 1 with --quick).\n" COMMON_HELP
+               "                         3, 1 with --quick).\n" CLI_HELP_CPUS CLI_HELP_MEM
+                       CLI_HELP_DIR CLI_HELP_OTHER_DIR CLI_HELP_QUICK
                "     --quiet             No progress lines on stderr.\n"
                "  -h --help              Show this help.\n");
 }
@@ -397,10 +283,15 @@ static int cmd_contest(int argc, char *argv[]) {
                 { "jobs", required_argument, NULL, ARG_JOBS },
                 { "lead", required_argument, NULL, ARG_LEAD },
                 { "quiet", no_argument, NULL, ARG_QUIET },
-                COMMON_LONG_OPTIONS,
+                CLI_OPT_CPUS,
+                CLI_OPT_MEM,
+                CLI_OPT_DIR,
+                CLI_OPT_OTHER_DIR,
+                CLI_OPT_QUICK,
+                CLI_OPT_HELP,
                 {},
         };
-        _cleanup_(common_done) Common co = { .other_dir = DEFAULT_OTHER_DIR };
+        _cleanup_(cli_common_done) CliCommon co = CLI_COMMON_INIT;
         _cleanup_(contest_results_done) ContestResults res = { 0 };
         _cleanup_sandbox_ Sandbox *sb = NULL;
         const Load *chosen[MAX_LOADS];
@@ -415,7 +306,7 @@ static int cmd_contest(int argc, char *argv[]) {
                 chosen[o.n_loads++] = &loads[i];
         optind = 0;
         while ((c = getopt_long(argc, argv, "l:n:L:J:c:m:qh", options, NULL)) >= 0) {
-                r = parse_common(c, optarg, &co);
+                r = cli_parse_common(c, optarg, &co);
                 if (r < 0)
                         return EXIT_USAGE;
                 if (r > 0)
@@ -462,17 +353,17 @@ static int cmd_contest(int argc, char *argv[]) {
                 co.ram_bytes = co.quick ? QUICK_RAM_BYTES : LOAD_DEFAULT_RAM_BYTES;
         o.ram_bytes = co.ram_bytes;
         o.other_dir = co.other_dir;
-        o.stop = &stop_requested;
+        o.stop = &cli_stop;
         tree_options_init(&o.tree, co.quick);
 
-        r = install_stop_handlers();
+        r = cli_install_stop_handlers();
         if (r < 0)
                 return log_error_errno(r, "Failed to install signal handlers: %m"), 1;
-        if (make_sandbox(&co, &sb) < 0)
+        if (cli_make_sandbox(&co, &sb) < 0)
                 return 1;
         r = contest_run(&o, sb, &res);
-        if (r == -EINTR || stop_requested)
-                return interrupted();
+        if (r == -EINTR || cli_stop)
+                return cli_interrupted();
         if (r < 0)
                 return 1;
         contest_print_tables(stdout, &res, o.label);
@@ -491,6 +382,7 @@ int main(int argc, char *argv[]) {
                 { "version", no_argument, NULL, ARG_VERSION },
                 {},
         };
+        const Benchmark *b;
         int c;
 
         log_set_ident("loadgen");
@@ -511,6 +403,13 @@ int main(int argc, char *argv[]) {
                 return cmd_run(argc - optind, argv + optind);
         if (streq(argv[optind], "contest"))
                 return cmd_contest(argc - optind, argv + optind);
+        b = benchmark_find(argv[optind]);
+        if (b) {
+                int first = optind;
+
+                optind = 0; /* glibc: reinitialise getopt for the benchmark's argv */
+                return b->main(argc - first, argv + first);
+        }
         log_error("Unknown command \"%s\"; see loadgen --help.", argv[optind]);
         return EXIT_USAGE;
 }

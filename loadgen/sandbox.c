@@ -10,11 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "fileio.h"
 #include "load.h"
 #include "macro.h"
+#include "topology.h"
 
 #define KILL_TIMEOUT_USEC (5 * 1000000u)
 #define RUN_PREFIX "loadgen-"
@@ -276,4 +278,25 @@ int sandbox_kill(const Sandbox *sb) {
         if (!sb->cgroups)
                 return 0;
         return cgroup_kill_all(&sb->layout, sb->group[SANDBOX_RUN], KILL_TIMEOUT_USEC);
+}
+
+void sandbox_json_machine(Json *j, const Sandbox *sb) {
+        _cleanup_topology_ Topology *t = NULL;
+        _cleanup_free_ char *cpus = NULL;
+        const CgroupLayout *l = sandbox_layout(sb);
+        struct utsname u;
+
+        json_key(j, "machine");
+        json_begin(j, '{');
+        if (uname(&u) == 0) {
+                json_string(j, "kernel", u.release);
+                json_string(j, "arch", u.machine);
+        }
+        json_u64(j, "online_cpus", (uint64_t) MAX(sysconf(_SC_NPROCESSORS_ONLN), 0L));
+        if (topology_new_from_system(&t) >= 0)
+                json_u64(j, "numa_nodes", topology_n_nodes(t));
+        json_string(j, "cgroup_mode", l ? cgroup_mode_to_string(l->mode) : "none");
+        if (cpumask_format(sandbox_cpus(sb), &cpus) >= 0)
+                json_string(j, "run_cpus", cpus);
+        json_end(j, '}');
 }

@@ -26,6 +26,7 @@
 
 #include "cgroup.h"
 #include "cpumask.h"
+#include "json.h"
 
 #define SANDBOX_SLICE "cgbalance.slice"
 #define SANDBOX_DEFAULT_DIR "/var/tmp"
@@ -82,3 +83,7 @@ int sandbox_memory_peak(const Sandbox *sb, SandboxPart part, uint64_t *ret);
 /* SIGKILLs every process in the run's groups and waits until they are gone (-EBUSY after 5 s).
  * Without cgroups: 0, nothing done (each child is the caller's to end). */
 int sandbox_kill(const Sandbox *sb);
+
+/* A "machine" member for a report: kernel, arch, online CPUs, NUMA nodes, cgroup mode, the run's
+ * CPUs. */
+void sandbox_json_machine(Json *j, const Sandbox *sb);

@@ -23,70 +23,10 @@
 #include "contest.h"
 #include "load.h"
 #include "macro.h"
+#include "runbin.h"
 #include "testutil.h"
 
 #define LOADGEN BUILD_DIR "/loadgen"
-
-/* ---- running the binary */
-
-typedef struct Run {
-        int status;
-        pid_t pid;
-        char *dir, *out_path, *err_path;
-        char *out, *err;
-} Run;
-
-/* Starts argv in a new session, so kill(-pid, 0) tells whether any process of it is left. */
-static void start(Run *r, const char *const argv[]) {
-        pid_t parent = getpid();
-
-        r->dir = make_tmpdir();
-        cr_assert_gt(asprintf(&r->out_path, "%s/out", r->dir), 0);
-        cr_assert_gt(asprintf(&r->err_path, "%s/err", r->dir), 0);
-        r->pid = fork();
-        cr_assert_geq(r->pid, 0);
-        if (r->pid == 0) {
-                int o = open(r->out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-                int e = open(r->err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-                die_with_parent(parent);
-                if (setsid() < 0 || o < 0 || e < 0 || dup2(o, STDOUT_FILENO) < 0 ||
-                    dup2(e, STDERR_FILENO) < 0)
-                        _exit(126);
-                execv(argv[0], (char *const *) argv);
-                _exit(127);
-        }
-}
-
-static void finish(Run *r) {
-        cr_assert_eq(waitpid(r->pid, &r->status, 0), r->pid);
-        r->out = read_all(r->out_path);
-        r->err = read_all(r->err_path);
-}
-
-static Run run(const char *const argv[]) {
-        Run r = { 0 };
-
-        start(&r, argv);
-        finish(&r);
-        return r;
-}
-
-static void run_done(Run *r) {
-        /* Nothing of the run may outlive it; a stray would also be SIGKILLed here. */
-        if (kill(-r->pid, 0) == 0)
-                (void) kill(-r->pid, SIGKILL);
-        rm_rf(r->dir);
-        free(r->dir);
-        free(r->out_path);
-        free(r->err_path);
-        free(r->out);
-        free(r->err);
-}
-
-static bool session_gone(pid_t sid) {
-        return kill(-sid, 0) < 0 && errno == ESRCH;
-}
 
 /* "NAME: WORK UNIT in S.CC s, CPU P%" -> work, elapsed in centiseconds, cpu percent. */
 static void parse_text(const char *out, const char *name, uint64_t *work, uint64_t *cs,
@@ -119,7 +59,7 @@ static uint64_t json_number(const char *out, const char *key) {
 /* ---- commands */
 
 Test(loadgen, list_names_every_load_with_its_unit) {
-        Run r = run((const char *const[]){ LOADGEN, "list", NULL });
+        Run r = bin_run((const char *const[]){ LOADGEN, "list", NULL });
 
         cr_expect(exited_with(r.status, 0), "stderr: %s", r.err);
         for (size_t i = 0; i < n_loads; i++) {
@@ -129,13 +69,13 @@ Test(loadgen, list_names_every_load_with_its_unit) {
         }
         cr_expect(strstr(r.out, "token hops / 10^4"));
         cr_expect(strstr(r.out, "MB written / 100"));
-        run_done(&r);
+        bin_run_done(&r);
 }
 
 Test(loadgen, help_and_version) {
-        Run h = run((const char *const[]){ LOADGEN, "--help", NULL });
-        Run rh = run((const char *const[]){ LOADGEN, "run", "--help", NULL });
-        Run v = run((const char *const[]){ LOADGEN, "--version", NULL });
+        Run h = bin_run((const char *const[]){ LOADGEN, "--help", NULL });
+        Run rh = bin_run((const char *const[]){ LOADGEN, "run", "--help", NULL });
+        Run v = bin_run((const char *const[]){ LOADGEN, "--version", NULL });
 
         cr_expect(exited_with(h.status, 0));
         cr_expect(strstr(h.out, "list") && strstr(h.out, "run"));
@@ -144,18 +84,18 @@ Test(loadgen, help_and_version) {
                   strstr(rh.out, "--json"));
         cr_expect(exited_with(v.status, 0));
         cr_expect(strncmp(v.out, "loadgen ", 8) == 0, "%s", v.out);
-        run_done(&h);
-        run_done(&rh);
-        run_done(&v);
+        bin_run_done(&h);
+        bin_run_done(&rh);
+        bin_run_done(&v);
 }
 
 Test(loadgen, unknown_load_exits_2) {
-        Run r = run((const char *const[]){ LOADGEN, "run", "no_such_load", NULL });
+        Run r = bin_run((const char *const[]){ LOADGEN, "run", "no_such_load", NULL });
 
         cr_expect(exited_with(r.status, 2));
         cr_expect(strstr(r.err, "no_such_load"), "stderr: %s", r.err);
         cr_expect_str_empty(r.out);
-        run_done(&r);
+        bin_run_done(&r);
 }
 
 Test(loadgen, bad_numbers_exit_2) {
@@ -166,84 +106,24 @@ Test(loadgen, bad_numbers_exit_2) {
         };
 
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
-                Run r = run((const char *const[]){ LOADGEN, "run", "no_load", bad[i][0], bad[i][1],
-                                                   NULL });
+                Run r = bin_run((const char *const[]){ LOADGEN, "run", "no_load", bad[i][0],
+                                                       bad[i][1], NULL });
 
                 cr_expect(exited_with(r.status, 2), "%s %s", bad[i][0], bad[i][1]);
                 cr_expect(strstr(r.err, "Invalid"), "%s %s: %s", bad[i][0], bad[i][1], r.err);
-                run_done(&r);
+                bin_run_done(&r);
         }
 }
 
 Test(loadgen, unknown_command_exits_2) {
-        Run r = run((const char *const[]){ LOADGEN, "walk", NULL });
+        Run r = bin_run((const char *const[]){ LOADGEN, "walk", NULL });
 
         cr_expect(exited_with(r.status, 2));
         cr_expect(strstr(r.err, "walk"));
-        run_done(&r);
+        bin_run_done(&r);
 }
 
 /* ---- the sandbox: what a run must leave behind is nothing */
-
-static void skip_unless_root(void) {
-        if (!running_as_root())
-                cr_skip_test("needs root: loadgen makes its sandbox cgroups under cgbalance.slice");
-}
-
-/* A cgroup of the run of loadgen pid left in any hierarchy (v1 mounts or v2), or NULL. */
-static char *group_left(pid_t pid) {
-        _cleanup_free_ char *pattern = NULL;
-        char *found = NULL;
-        glob_t g;
-
-        cr_assert_gt(
-                asprintf(&pattern, "/sys/fs/cgroup{,/*}/cgbalance.slice/loadgen-%d", (int) pid), 0);
-        if (glob(pattern, GLOB_BRACE | GLOB_ONLYDIR | GLOB_NOSORT, NULL, &g) == 0)
-                found = strdup(g.gl_pathv[0]);
-        globfree(&g);
-        return found;
-}
-
-/* The first entry of a directory, or NULL when it is empty. */
-static char *dir_entry(const char *path) {
-        DIR *d = opendir(path);
-        struct dirent *de;
-        char *found = NULL;
-
-        cr_assert(d, "%s: %s", path, strerror(errno));
-        while (!found && (de = readdir(d)))
-                if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
-                        found = strdup(de->d_name);
-        closedir(d);
-        return found;
-}
-
-/* Directories for --dir and --other-dir, removed by sandbox_dirs_done(). */
-typedef struct Dirs {
-        char *dir, *other;
-} Dirs;
-
-static Dirs sandbox_dirs(void) {
-        return (Dirs){ make_tmpdir(), make_tmpdir() };
-}
-
-static void sandbox_dirs_done(Dirs *d) {
-        rm_rf(d->dir);
-        rm_rf(d->other);
-        free(d->dir);
-        free(d->other);
-}
-
-/* Nothing of the run of r is left: no process of its session, no cgroup, no file. */
-static void expect_clean(const Run *r, const Dirs *d) {
-        _cleanup_free_ char *g = group_left(r->pid);
-        _cleanup_free_ char *f = dir_entry(d->dir), *o = dir_entry(d->other);
-
-        cr_expect(session_gone(r->pid), "a process of the run is left");
-        cr_expect_null(g, "a cgroup of the run is left: %s", g);
-        cr_expect_null(f, "a file of the run is left in --dir: %s", f);
-        cr_expect_null(o, "a file of the run is left in --other-dir: %s", o);
-}
 
 /* ---- loads */
 
@@ -253,26 +133,26 @@ Test(loadgen, no_load_does_no_work_for_its_duration, .timeout = 30) {
         uint64_t work = 1, cs = 0, pct = 100;
 
         skip_unless_root();
-        d = sandbox_dirs();
-        r = run((const char *const[]){ LOADGEN, "run", "no_load", "--duration", "0.3", "--quick",
-                                       "--dir", d.dir, NULL });
+        d = test_dirs();
+        r = bin_run((const char *const[]){ LOADGEN, "run", "no_load", "--duration", "0.3",
+                                           "--quick", "--dir", d.dir, NULL });
         cr_assert(exited_with(r.status, 0), "stderr: %s", r.err);
         parse_text(r.out, "no_load", &work, &cs, &pct);
         cr_expect_eq(work, 0);
         cr_expect(cs >= 29 && cs <= 45, "elapsed %" PRIu64 " cs", cs);
         cr_expect_lt(pct, 10);
         expect_clean(&r, &d);
-        run_done(&r);
-        sandbox_dirs_done(&d);
+        bin_run_done(&r);
+        test_dirs_done(&d);
 }
 
 Test(loadgen, every_load_on_its_own_does_measurable_work_and_leaves_nothing, .timeout = 120) {
         skip_unless_root();
         for (size_t i = 0; i < n_loads; i++) {
-                Dirs d = sandbox_dirs();
-                Run r = run((const char *const[]){ LOADGEN, "run", loads[i].name, "--duration",
-                                                   "1.5", "--quick", "--dir", d.dir, "--other-dir",
-                                                   d.other, NULL });
+                Dirs d = test_dirs();
+                Run r = bin_run((const char *const[]){ LOADGEN, "run", loads[i].name, "--duration",
+                                                       "1.5", "--quick", "--dir", d.dir,
+                                                       "--other-dir", d.other, NULL });
                 bool idle = loads[i].run == no_load_run || loads[i].run == cacherun_run;
                 uint64_t work = 0, cs = 0, pct = 0;
 
@@ -287,8 +167,8 @@ Test(loadgen, every_load_on_its_own_does_measurable_work_and_leaves_nothing, .ti
                 }
                 cr_expect(cs >= 150 && cs < 400, "%s: elapsed %" PRIu64 " cs", loads[i].name, cs);
                 expect_clean(&r, &d);
-                run_done(&r);
-                sandbox_dirs_done(&d);
+                bin_run_done(&r);
+                test_dirs_done(&d);
         }
 }
 
@@ -307,9 +187,9 @@ Test(loadgen, mem_bounds_what_mem_load_io_load_and_read_load_hold, .timeout = 60
 
         skip_unless_root();
         for (size_t i = 0; i < ELEMENTSOF(bounded); i++) {
-                Dirs d = sandbox_dirs();
-                Run r = run((const char *const[]){ LOADGEN, "run", bounded[i], "--mem", "48M",
-                                                   "--duration", "1.5", "--dir", d.dir, NULL });
+                Dirs d = test_dirs();
+                Run r = bin_run((const char *const[]){ LOADGEN, "run", bounded[i], "--mem", "48M",
+                                                       "--duration", "1.5", "--dir", d.dir, NULL });
                 uint64_t peak;
 
                 cr_assert(exited_with(r.status, 0), "%s: stderr: %s", bounded[i], r.err);
@@ -320,8 +200,8 @@ Test(loadgen, mem_bounds_what_mem_load_io_load_and_read_load_hold, .timeout = 60
                 cr_expect_geq(peak, 24, "%s: peak %" PRIu64 " MiB, far below --mem", bounded[i],
                               peak);
                 expect_clean(&r, &d);
-                run_done(&r);
-                sandbox_dirs_done(&d);
+                bin_run_done(&r);
+                test_dirs_done(&d);
         }
 }
 
@@ -347,10 +227,10 @@ Test(loadgen, the_run_lives_in_its_cpuset_and_the_load_under_its_memory_limit, .
         uint64_t t0 = now_usec();
 
         skip_unless_root();
-        d = sandbox_dirs();
-        start(&r,
-              (const char *const[]){ LOADGEN, "run", "process_load", "--cpus", "1", "--mem", "96M",
-                                     "--duration", "3", "--quick", "--dir", d.dir, NULL });
+        d = test_dirs();
+        bin_start(&r, (const char *const[]){ LOADGEN, "run", "process_load", "--cpus", "1", "--mem",
+                                             "96M", "--duration", "3", "--quick", "--dir", d.dir,
+                                             NULL });
         /* The load is in its group once loadgen has made the groups and started it. */
         while (now_usec() - t0 < 2500000) {
                 free(procs);
@@ -362,7 +242,7 @@ Test(loadgen, the_run_lives_in_its_cpuset_and_the_load_under_its_memory_limit, .
         cpus = group_file(r.pid, "", "cpuset.cpus");
         limit = group_file(r.pid, "/load", "memory.limit_in_bytes");
         v2limit = group_file(r.pid, "/load", "memory.max");
-        finish(&r);
+        bin_finish(&r);
         cr_assert(exited_with(r.status, 0), "stderr: %s", r.err);
         cr_expect(procs && *procs, "the load's group held no process");
         cr_expect_str_eq(cpus ? cpus : "(none)", "1\n");
@@ -370,8 +250,8 @@ Test(loadgen, the_run_lives_in_its_cpuset_and_the_load_under_its_memory_limit, .
                           (v2limit && streq(v2limit, "100663296\n")),
                   "memory limit: %s / %s", limit ? limit : "-", v2limit ? v2limit : "-");
         expect_clean(&r, &d);
-        run_done(&r);
-        sandbox_dirs_done(&d);
+        bin_run_done(&r);
+        test_dirs_done(&d);
 }
 
 /* A PID no process has: a child's, once it is reaped. */
@@ -395,7 +275,7 @@ Test(loadgen, a_run_removes_what_a_killed_run_left_behind, .timeout = 30) {
         Run r;
 
         skip_unless_root();
-        d = sandbox_dirs();
+        d = test_dirs();
         dead = dead_pid();
         /* What a SIGKILLed loadgen leaves: its groups with a process in them, its directory. */
         cr_assert_eq(cgroup_layout_detect(&layout), 0);
@@ -414,8 +294,8 @@ Test(loadgen, a_run_removes_what_a_killed_run_left_behind, .timeout = 30) {
         cr_assert_gt(asprintf(&stale_file, "%s/tree/Makefile", stale_dir), 0);
         write_file_at(AT_FDCWD, stale_file, "all:\n");
 
-        r = run((const char *const[]){ LOADGEN, "run", "no_load", "--duration", "0.2", "--quick",
-                                       "--dir", d.dir, NULL });
+        r = bin_run((const char *const[]){ LOADGEN, "run", "no_load", "--duration", "0.2",
+                                           "--quick", "--dir", d.dir, NULL });
         cr_expect(exited_with(r.status, 0), "stderr: %s", r.err);
         /* Killed by then: a zombie of ours to reap at once, or still sleeping. */
         if (waitpid(sleeper, &st, WNOHANG) != sleeper) {
@@ -432,20 +312,20 @@ Test(loadgen, a_run_removes_what_a_killed_run_left_behind, .timeout = 30) {
                 (void) cgroup_remove(&layout, load);
                 (void) cgroup_remove(&layout, group);
         }
-        run_done(&r);
-        sandbox_dirs_done(&d);
+        bin_run_done(&r);
+        test_dirs_done(&d);
 }
 
 Test(loadgen, cpus_this_machine_lacks_are_refused_up_front) {
-        Run r = run((const char *const[]){ LOADGEN, "run", "no_load", "--cpus", "4000", NULL });
-        Run e = run((const char *const[]){ LOADGEN, "contest", "--cpus", "1-0", NULL });
+        Run r = bin_run((const char *const[]){ LOADGEN, "run", "no_load", "--cpus", "4000", NULL });
+        Run e = bin_run((const char *const[]){ LOADGEN, "contest", "--cpus", "1-0", NULL });
 
         cr_expect(exited_with(r.status, 2), "stderr: %s", r.err);
         cr_expect(strstr(r.err, "--cpus 4000") && strstr(r.err, "may use"), "stderr: %s", r.err);
         cr_expect(exited_with(e.status, 2), "stderr: %s", e.err);
         cr_expect(strstr(e.err, "Invalid --cpus"), "stderr: %s", e.err);
-        run_done(&r);
-        run_done(&e);
+        bin_run_done(&r);
+        bin_run_done(&e);
 }
 
 Test(loadgen, process_load_passes_tokens_and_leaves_nothing, .timeout = 20) {
@@ -454,17 +334,17 @@ Test(loadgen, process_load_passes_tokens_and_leaves_nothing, .timeout = 20) {
         uint64_t work = 0, cs = 0, pct = 0;
 
         skip_unless_root();
-        d = sandbox_dirs();
-        r = run((const char *const[]){ LOADGEN, "run", "process_load", "--duration", "1", "--quick",
-                                       "--dir", d.dir, NULL });
+        d = test_dirs();
+        r = bin_run((const char *const[]){ LOADGEN, "run", "process_load", "--duration", "1",
+                                           "--quick", "--dir", d.dir, NULL });
         cr_assert(exited_with(r.status, 0), "stderr: %s", r.err);
         parse_text(r.out, "process_load", &work, &cs, &pct);
         cr_expect_gt(work, 1000);
         cr_expect_gt(pct, 0);
         cr_expect(cs >= 100 && cs < 300, "elapsed %" PRIu64 " cs", cs);
         expect_clean(&r, &d);
-        run_done(&r);
-        sandbox_dirs_done(&d);
+        bin_run_done(&r);
+        test_dirs_done(&d);
 }
 
 Test(loadgen, sigterm_ends_process_load_with_a_report, .timeout = 20) {
@@ -473,21 +353,21 @@ Test(loadgen, sigterm_ends_process_load_with_a_report, .timeout = 20) {
         uint64_t work = 0, cs = 0, pct = 0, t0;
 
         skip_unless_root();
-        d = sandbox_dirs();
-        start(&r, (const char *const[]){ LOADGEN, "run", "process_load", "--duration", "30",
-                                         "--quick", "--dir", d.dir, NULL });
+        d = test_dirs();
+        bin_start(&r, (const char *const[]){ LOADGEN, "run", "process_load", "--duration", "30",
+                                             "--quick", "--dir", d.dir, NULL });
         usleep(800000);
         t0 = now_usec();
         cr_assert_eq(kill(r.pid, SIGTERM), 0);
-        finish(&r);
+        bin_finish(&r);
         cr_expect_lt(now_usec() - t0, 2000000);
         cr_assert(exited_with(r.status, 0), "stderr: %s", r.err);
         parse_text(r.out, "process_load", &work, &cs, &pct);
         cr_expect_gt(work, 0);
         cr_expect(strstr(r.out, "(interrupted)"), "%s", r.out);
         expect_clean(&r, &d);
-        run_done(&r);
-        sandbox_dirs_done(&d);
+        bin_run_done(&r);
+        test_dirs_done(&d);
 }
 
 Test(loadgen, json_has_the_same_work_as_text, .timeout = 20) {
@@ -498,9 +378,9 @@ Test(loadgen, json_has_the_same_work_as_text, .timeout = 20) {
         uint64_t work, elapsed, cpu, pct;
 
         skip_unless_root();
-        d = sandbox_dirs();
-        j = run((const char *const[]){ LOADGEN, "run", "mem_load", "--mem", "32M", "--duration",
-                                       "0.5", "--json", "--dir", d.dir, NULL });
+        d = test_dirs();
+        j = bin_run((const char *const[]){ LOADGEN, "run", "mem_load", "--mem", "32M", "--duration",
+                                           "0.5", "--json", "--dir", d.dir, NULL });
         cr_assert(exited_with(j.status, 0), "stderr: %s", j.err);
         cr_expect(strstr(j.out, "\"load\": \"mem_load\""), "%s", j.out);
         work = json_number(j.out, "work");
@@ -512,14 +392,15 @@ Test(loadgen, json_has_the_same_work_as_text, .timeout = 20) {
         cr_expect_eq(pct, cpu * 100 / elapsed);
         cr_expect_leq(json_number(j.out, "memory_peak_bytes"), UINT64_C(32) << 20);
         cr_expect(j.out[0] == '{' && strstr(j.out, "}\n"), "%s", j.out);
-        run_done(&j);
-        sandbox_dirs_done(&d);
+        bin_run_done(&j);
+        test_dirs_done(&d);
 }
 
 Test(loadgen, no_sandbox_runs_without_cgroups) {
-        Dirs d = sandbox_dirs();
-        Run r = run((const char *const[]){ LOADGEN, "run", "process_load", "--no-sandbox",
-                                           "--duration", "0.5", "--quick", "--dir", d.dir, NULL });
+        Dirs d = test_dirs();
+        Run r = bin_run((const char *const[]){ LOADGEN, "run", "process_load", "--no-sandbox",
+                                               "--duration", "0.5", "--quick", "--dir", d.dir,
+                                               NULL });
         uint64_t work = 0, cs = 0, pct = 0;
 
         cr_assert(exited_with(r.status, 0), "stderr: %s", r.err);
@@ -527,8 +408,8 @@ Test(loadgen, no_sandbox_runs_without_cgroups) {
         cr_expect_gt(work, 0);
         cr_expect_null(strstr(r.out, "memory peak"), "%s", r.out);
         expect_clean(&r, &d);
-        run_done(&r);
-        sandbox_dirs_done(&d);
+        bin_run_done(&r);
+        test_dirs_done(&d);
 }
 
 /* ---- contest */
@@ -593,12 +474,12 @@ Test(contest, quick_with_every_load_prints_the_seed_tables_and_leaves_nothing, .
         size_t n;
 
         skip_unless_root();
-        d = sandbox_dirs();
+        d = test_dirs();
         json_dir = make_tmpdir();
         cr_assert_gt(asprintf(&json_path, "%s/contest.json", json_dir), 0);
-        r = run((const char *const[]){ LOADGEN, "contest", "--quick", "--runs", "1", "--label",
-                                       "pri_bon00", "--json", json_path, "--dir", d.dir,
-                                       "--other-dir", d.other, NULL });
+        r = bin_run((const char *const[]){ LOADGEN, "contest", "--quick", "--runs", "1", "--label",
+                                           "pri_bon00", "--json", json_path, "--dir", d.dir,
+                                           "--other-dir", d.other, NULL });
         cr_assert(exited_with(r.status, 0), "stderr: %s", r.err);
         cr_log_info("%s", r.out);
         n = parse_tables(r.out, t, ELEMENTSOF(t));
@@ -635,9 +516,9 @@ Test(contest, quick_with_every_load_prints_the_seed_tables_and_leaves_nothing, .
         cr_expect_str_eq(t[0].name, "no_load");
         cr_expect_eq(t[0].ratio, 1.0);
         expect_clean(&r, &d);
-        run_done(&r);
+        bin_run_done(&r);
         rm_rf(json_dir);
-        sandbox_dirs_done(&d);
+        test_dirs_done(&d);
 }
 
 Test(contest, sigint_mid_run_ends_everything_and_leaves_nothing, .timeout = 120) {
@@ -647,10 +528,10 @@ Test(contest, sigint_mid_run_ends_everything_and_leaves_nothing, .timeout = 120)
         Run r = { 0 };
 
         skip_unless_root();
-        d = sandbox_dirs();
-        start(&r, (const char *const[]){ LOADGEN, "contest", "--quick", "--runs", "2", "--loads",
-                                         "process_load,ctar_load", "--dir", d.dir, "--other-dir",
-                                         d.other, NULL });
+        d = test_dirs();
+        bin_start(&r, (const char *const[]){ LOADGEN, "contest", "--quick", "--runs", "2",
+                                             "--loads", "process_load,ctar_load", "--dir", d.dir,
+                                             "--other-dir", d.other, NULL });
         /* In the middle: process_load's second run, the ring and a compile both running. */
         while (now_usec() - t0 < 90 * 1000000u) {
                 free(err);
@@ -662,13 +543,13 @@ Test(contest, sigint_mid_run_ends_everything_and_leaves_nothing, .timeout = 120)
         cr_assert(strstr(err, "process_load run 2 of 2"), "never got there: %s", err);
         usleep(1500000);
         cr_assert_eq(kill(r.pid, SIGINT), 0);
-        finish(&r);
+        bin_finish(&r);
         cr_expect(exited_with(r.status, 128 + SIGINT), "status %d, stderr: %s", r.status, r.err);
         cr_expect(strstr(r.err, "Interrupted"), "stderr: %s", r.err);
         cr_expect_str_empty(r.out);
         expect_clean(&r, &d);
-        run_done(&r);
-        sandbox_dirs_done(&d);
+        bin_run_done(&r);
+        test_dirs_done(&d);
 }
 
 Test(contest, bad_loads_and_numbers_exit_2_before_anything_runs) {
@@ -683,7 +564,7 @@ Test(contest, bad_loads_and_numbers_exit_2_before_anything_runs) {
         };
 
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
-                Run r = run(
+                Run r = bin_run(
                         (const char *const[]){ LOADGEN, "contest", bad[i][0], bad[i][1], NULL });
 
                 cr_expect(exited_with(r.status, 2), "%s %s: status %d", bad[i][0], bad[i][1],
@@ -691,7 +572,7 @@ Test(contest, bad_loads_and_numbers_exit_2_before_anything_runs) {
                 cr_expect(strstr(r.err, bad[i][0]) || strstr(r.err, bad[i][1]), "%s %s: %s",
                           bad[i][0], bad[i][1], r.err);
                 cr_expect_str_empty(r.out);
-                run_done(&r);
+                bin_run_done(&r);
         }
 }
 

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <getopt.h>
+#include <sched.h>
+#include <stdlib.h>
+
+#include "cli.h"
+#include "log.h"
+#include "load.h"
+#include "macro.h"
+
+volatile sig_atomic_t cli_stop;
+
+static void on_stop_signal(int sig) {
+        cli_stop = sig;
+}
+
+int cli_install_stop_handlers(void) {
+        struct sigaction sa = { .sa_handler = on_stop_signal };
+
+        if (sigaction(SIGINT, &sa, NULL) < 0 || sigaction(SIGTERM, &sa, NULL) < 0)
+                return negative_errno();
+        return 0;
+}
+
+int cli_interrupted(void) {
+        log_error(
+                "Interrupted: every process of the run was ended, its cgroups and files removed.");
+        return 128 + (int) cli_stop;
+}
+
+void cli_common_done(CliCommon *c) {
+        c->cpus = cpumask_free(c->cpus);
+}
+
+/* --cpus: a cpulist of CPUs loadgen may use. */
+static int parse_cpus(const char *s, CpuMask **ret) {
+        _cleanup_cpumask_ CpuMask *m = NULL, *allowed = cpumask_new(CPUMASK_MAX_CPUS);
+        size_t errpos = 0;
+        int r;
+
+        if (!allowed)
+                return log_error_errno(ENOMEM, "Out of memory.");
+        r = cpumask_parse(s, CPUMASK_MAX_CPUS, &m, &errpos);
+        if (r < 0 || cpumask_is_empty(m)) {
+                log_error("Invalid --cpus \"%s\": want a CPU list such as 0-1 or 0,2.", s);
+                return -EINVAL;
+        }
+        if (sched_getaffinity(0, cpumask_cpu_set_size(allowed), cpumask_cpu_set(allowed)) < 0)
+                return log_error_errno(errno, "Failed to read the CPUs loadgen may use: %m");
+        if (!cpumask_is_subset(m, allowed)) {
+                _cleanup_free_ char *a = NULL;
+
+                (void) cpumask_format(allowed, &a);
+                log_error("--cpus %s names CPUs this machine does not have or loadgen may not use "
+                          "(it may use %s).",
+                          s, a ? a : "?");
+                return -EINVAL;
+        }
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+int cli_parse_common(int c, const char *arg, CliCommon *o) {
+        switch (c) {
+        case 'c':
+                o->cpus = cpumask_free(o->cpus);
+                return parse_cpus(arg, &o->cpus) < 0 ? -EINVAL : 1;
+        case 'm':
+                if (parse_size(arg, &o->ram_bytes) < 0 || o->ram_bytes < (UINT64_C(4) << 20)) {
+                        log_error("Invalid --mem \"%s\": want a size of at least 4M, e.g. 256M.",
+                                  arg);
+                        return -EINVAL;
+                }
+                return 1;
+        case 'D': o->dir = arg; return 1;
+        case 'O': o->other_dir = arg; return 1;
+        case 'q': o->quick = true; return 1;
+        case 'S': o->no_sandbox = true; return 1;
+        default: return 0;
+        }
+}
+
+int cli_parse_unsigned(const char *name, const char *arg, unsigned min, unsigned max,
+                       unsigned *ret) {
+        unsigned long v;
+        char *end;
+
+        errno = 0;
+        v = strtoul(arg, &end, 10);
+        if (errno || end == arg || *end || arg[0] == '-' || arg[0] == '+' || v < min || v > max) {
+                log_error("Invalid --%s \"%s\": want a number from %u to %u.", name, arg, min, max);
+                return -EINVAL;
+        }
+        *ret = (unsigned) v;
+        return 0;
+}
+
+int cli_make_sandbox(const CliCommon *c, Sandbox **ret) {
+        SandboxOptions so = {
+                .cpus = c->cpus,
+                .mem_bytes = c->ram_bytes,
+                .dir = c->dir,
+                .cgroups = !c->no_sandbox,
+        };
+        int r;
+
+        r = sandbox_new(&so, ret);
+        if (r == -EACCES || r == -EPERM || r == -EROFS)
+                return log_error_errno(r,
+                                       "Failed to create the run's cgroups under " SANDBOX_SLICE
+                                       ": %m. Run as root%s.",
+                                       c->no_sandbox ? "" : ", or pass --no-sandbox");
+        if (r == -EOPNOTSUPP)
+                return log_error_errno(r, "This host lacks a cgroup controller the sandbox needs "
+                                          "(cpu, and memory for --mem).");
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the run's sandbox: %m");
+        return 0;
+}
