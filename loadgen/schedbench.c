@@ -835,7 +835,7 @@ int schedbench_main(int argc, char *argv[]) {
                 .label = "default",
                 /* numa_test's 100 sweeps took 22 s of user time on the 2002 NUMAQ and take about
                  * 0.5 s now: the tasks ended before the disturbance 3 s in, and before a balancer
-                 * could move them. 1000 (about 5 s here) keeps the seed's proportions. */
+                 * could move them. 1000 (about 6 s here) keeps the seed's proportions. */
                 .sweeps = 1000,
                 .size = 1000000,
                 .disturb = true,
