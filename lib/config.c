@@ -361,6 +361,12 @@ static int parse_duration(const char *text, uint64_t *ret) {
         return 0;
 }
 
+int config_parse_duration(const char *text, uint64_t *ret_usec) {
+        if (!text || !ret_usec)
+                return -EINVAL;
+        return parse_duration(text, ret_usec);
+}
+
 /* The largest unit that divides exactly, so the text parses back to the same value. */
 static void format_duration(uint64_t usec, char *buf, size_t size) {
         static const struct {

@@ -342,6 +342,14 @@ int config_lookup(const ConfigSchema *schema, const char *key, const ConfigKey *
  */
 int config_format_value(const ConfigKey *key, const void *config, char **ret);
 
+/*
+ * A duration as a CONFIG_DURATION value is written ("250ms", "1min 30s", a bare number of
+ * seconds), in microseconds: for programs that parse durations inside their own values (a list
+ * element such as "run 200ms"). -EINVAL for bad syntax, -ERANGE on overflow, -EDOM for a value
+ * finer than 1us.
+ */
+int config_parse_duration(const char *text, uint64_t *ret_usec);
+
 /* The index of the instance called name in l: 0 and *ret, or -ENOENT. */
 int config_instances_find(const ConfigInstances *l, const char *name, size_t *ret);
 
