@@ -71,7 +71,7 @@ REPLAY_BINS := $(FUZZ_NAMES:%=$(BUILD)/fuzz/replay-%)
 BENCH_SRCS := $(wildcard bench/bench-*.c)
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
-TEST_CFLAGS = -DFIXTURES_DIR='"$(CURDIR)/tests/fixtures"' -DBUILD_DIR='"$(CURDIR)/$(BUILD)"' -Itests/support -Idaemon -Iloadgen $(CRITERION_CFLAGS)
+TEST_CFLAGS = -DFIXTURES_DIR='"$(CURDIR)/tests/fixtures"' -DSOURCE_DIR='"$(CURDIR)"' -DBUILD_DIR='"$(CURDIR)/$(BUILD)"' -Itests/support -Idaemon -Iloadgen $(CRITERION_CFLAGS)
 
 .PHONY: all deps run check test test-plain test-sanitize check-unit bench fuzz install clean analyze \
 	format-check format

@@ -40,15 +40,27 @@ static const ConfigKey group_keys[] = {
                         "Whether cgbalanced counts it among its protected groups."),
 };
 
+static const char *const spread_names[_SPREAD_MAX + 1] = {
+        [SPREAD_NO] = "no",
+        [SPREAD_CPUS] = "cpus",
+        [SPREAD_NODES] = "nodes",
+};
+
 static const ConfigKey task_keys[] = {
         CONFIG_KEY_STRING("task", "group", ScenarioTask, group, "", 0, CONFIG_EMPTY_OK,
                           "The [group NAME] its instances run in."),
         CONFIG_KEY_UINT("task", "instances", ScenarioTask, instances, "1", 1,
                         SCENARIO_MAX_INSTANCES, "How many copies run."),
+        CONFIG_KEY_ENUM("task", "spread", ScenarioTask, spread, "no", spread_names,
+                        "no: every instance starts on all of cpus (or node); cpus: instance i "
+                        "on the i-th CPU of cpus (or of the run); nodes: on the i-th node."),
         CONFIG_KEY_CPULIST("task", "cpus", ScenarioTask, cpus, "", 0, CONFIG_EMPTY_OK,
                            "Where it starts (cgbalanced may move it); not with node."),
         CONFIG_KEY_INT("task", "node", ScenarioTask, node, "-1", -1, 1023,
                        "The NUMA node it starts on (-1: anywhere); not with cpus."),
+        CONFIG_KEY_BOOL("task", "pinned", ScenarioTask, pinned, "no",
+                        "Whether cpus or node stay its affinity, as an admin's pin would; else "
+                        "they are only where it starts."),
         CONFIG_KEY_LIST("task", "phase", ScenarioTask, phases, "", SCENARIO_PHASE_MAX,
                         "What it does, one phase a line, in order (see loadgen-scenario(5))."),
         CONFIG_KEY_BOOL("task", "loop", ScenarioTask, loop, "no",
@@ -65,6 +77,13 @@ static int validate_task(const void *instance, const char *name, ConfigContext *
         if (!cpumask_is_empty(t->cpus) && t->node >= 0)
                 return config_reject_instance(ctx, "task", name, "node",
                                               "give cpus or node, not both");
+        if (t->spread == SPREAD_NODES && (!cpumask_is_empty(t->cpus) || t->node >= 0))
+                return config_reject_instance(ctx, "task", name, "spread",
+                                              "nodes spreads over every node: not with cpus or "
+                                              "node");
+        if (t->pinned && cpumask_is_empty(t->cpus) && t->node < 0 && t->spread == SPREAD_NO)
+                return config_reject_instance(ctx, "task", name, "pinned",
+                                              "pinned to what? give cpus, node or spread");
         if (t->phases.n == 0)
                 return config_reject_instance(ctx, "task", name, NULL,
                                               "no phase: say what it does with phase = ...");

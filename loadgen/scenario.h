@@ -9,8 +9,9 @@
  *
  *   [scenario]        name, description, duration, the sandbox (cpus, mem), daemon_config
  *   [group NAME]      a cgroup under the run's sandbox: weight, protected
- *   [task NAME]       group, instances, where it starts (cpus or node), its phases in order
- *                     (phase = ..., one per line), and whether they loop
+ *   [task NAME]       group, instances, where it starts (cpus or node, and whether the
+ *                     instances are spread over them), its phases in order (phase = ..., one
+ *                     per line), and whether they loop
  *
  * A phase is one line of words:
  *
@@ -79,11 +80,23 @@ typedef struct ScenarioGroup {
         bool protected_; /* a protected class for cgbalanced */
 } ScenarioGroup;
 
+typedef enum ScenarioSpread {
+        SPREAD_NO, /* every instance starts on all of cpus / node */
+        SPREAD_CPUS, /* instance i starts on the i-th CPU of cpus (or of the run), round robin */
+        SPREAD_NODES, /* instance i starts on the i-th node (of the machine), round robin */
+        _SPREAD_MAX,
+} ScenarioSpread;
+
 typedef struct ScenarioTask {
         char *group; /* the [group NAME] it runs in */
         uint64_t instances;
+        ScenarioSpread spread;
         CpuMask *cpus; /* where it starts; empty: anywhere (or node) */
         int64_t node; /* where it starts, a NUMA node; -1: anywhere (or cpus) */
+        /* Whether the start placement stays, as an administrator's pin would (cgbalanced calls
+         * such a task foreign and leaves it); otherwise it is released to the run's CPUs once
+         * the instance has started there. */
+        bool pinned;
         ConfigList phases; /* the text; Scenario.phases[i] holds them parsed */
         bool loop; /* phases start again until the scenario's duration ends */
 } ScenarioTask;

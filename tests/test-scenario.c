@@ -6,10 +6,13 @@
  * nodes of two CPUs, so the checks against CPUs and nodes are the same on every host.
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
 #include <string.h>
 
+#include "macro.h"
 #include "scenario.h"
+#include "testutil.h"
 
 #define MACHINE "pack:2 numa:1 core:2 pu:1" /* nodes 0 and 1, CPUs 0-1 and 2-3 */
 
@@ -36,6 +39,7 @@ static const char valid[] = "; two busy tasks on node 0 and a pair passing a tok
                             "[task spinner]\n"
                             "group = busy\n"
                             "instances = 2\n"
+                            "spread = cpus\n"
                             "node = 0\n"
                             "phase = run 200ms duty 50%\n"
                             "phase = sleep 50ms\n"
@@ -44,6 +48,7 @@ static const char valid[] = "; two busy tasks on node 0 and a pair passing a tok
                             "[task ping]\n"
                             "group = pair\n"
                             "cpus = 1\n"
+                            "pinned = yes\n"
                             "phase = pingpong pong 1000 rounds\n"
                             "\n"
                             "[task pong]\n"
@@ -74,9 +79,13 @@ Test(scenario, a_valid_file_comes_out_as_written) {
         cr_expect_str_eq(scenario_task_name(s, 0), "spinner");
         cr_expect_eq(scenario_task(s, 0)->instances, 2);
         cr_expect_eq(scenario_task(s, 0)->node, 0);
+        cr_expect_eq(scenario_task(s, 0)->spread, SPREAD_CPUS);
+        cr_expect_eq(scenario_task(s, 1)->spread, SPREAD_NO);
         cr_expect(scenario_task(s, 0)->loop);
         cr_expect(cpumask_isset(scenario_task(s, 1)->cpus, 1));
         cr_expect_eq(scenario_task(s, 1)->node, -1);
+        cr_expect(scenario_task(s, 1)->pinned);
+        cr_expect(!scenario_task(s, 0)->pinned);
 
         cr_assert_eq(s->n_phases[0], 2);
         p = &s->phases[0][0];
@@ -84,9 +93,9 @@ Test(scenario, a_valid_file_comes_out_as_written) {
         cr_expect_eq(p->duration_usec, 200000);
         cr_expect_eq(p->duty_pct, 50);
         cr_expect_str_eq(p->file, "s.conf");
-        cr_expect_eq(p->line, 18);
+        cr_expect_eq(p->line, 19);
         cr_expect_eq(s->phases[0][1].type, PHASE_SLEEP);
-        cr_expect_eq(s->phases[0][1].line, 19);
+        cr_expect_eq(s->phases[0][1].line, 20);
         p = &s->phases[1][0];
         cr_expect_eq(p->type, PHASE_PINGPONG);
         cr_expect_eq(p->peer, 2);
@@ -135,7 +144,7 @@ static void expect_error(const char *from, const char *to, const char *want) {
 Test(scenario, unknown_sections_and_keys_and_bad_values_name_the_line) {
         expect_error("[group pair]\n", "[grup pair]\n", "s.conf:12: [grup pair]: unknown section");
         expect_error("[group pair]\n", "[groups]\n", "s.conf:12: [groups]: unknown section");
-        expect_error("loop = yes\n", "lop = yes\n", "s.conf:20: task spinner: lop: unknown key");
+        expect_error("loop = yes\n", "lop = yes\n", "s.conf:21: task spinner: lop: unknown key");
         expect_error("weight = 200\n", "weight = 0\n", "s.conf:9: group busy: weight:");
         expect_error("instances = 2\n", "instances = two\n", "s.conf:16: task spinner: instances:");
         expect_error("duration = 5s\n", "duration = 5 parsecs\n", "s.conf:5: duration:");
@@ -148,23 +157,28 @@ Test(scenario, references_to_missing_groups_and_tasks_name_the_line) {
                      "s.conf:15: task spinner: group: no [group idle] in the scenario");
         expect_error("group = busy\n", "\n", "task spinner: no group");
         expect_error("phase = pingpong pong 1000 rounds\n", "phase = pingpong pang 1000 rounds\n",
-                     "s.conf:25: task ping: phase: no [task pang] to ping-pong with");
+                     "s.conf:27: task ping: phase: no [task pang] to ping-pong with");
         expect_error("phase = pingpong ping for 1s\n", "phase = sleep 1s\n",
-                     "s.conf:25: task ping: phase: [task pong] has no 'pingpong ping' phase");
+                     "s.conf:27: task ping: phase: [task pong] has no 'pingpong ping' phase");
         expect_error("phase = pingpong pong 1000 rounds\n", "phase = pingpong ping 1000 rounds\n",
-                     "s.conf:25: task ping: phase: a task cannot ping-pong with itself");
+                     "s.conf:27: task ping: phase: a task cannot ping-pong with itself");
         expect_error("[task pong]\ngroup = pair\n", "[task pong]\ngroup = pair\ninstances = 3\n",
-                     "s.conf:25: task ping: phase: instances = 1 here, 3 in [task pong]");
+                     "s.conf:27: task ping: phase: instances = 1 here, 3 in [task pong]");
 }
 
 Test(scenario, placement_beyond_this_machine_and_conflicts_name_the_line) {
         expect_error("cpus = 1\n", "cpus = 7\n",
-                     "s.conf:24: task ping: cpus: names CPUs this machine does not have");
+                     "s.conf:25: task ping: cpus: names CPUs this machine does not have");
         expect_error("node = 0\n", "node = 2\n",
-                     "s.conf:17: task spinner: node: this machine has no node 2 (it has 2)");
+                     "s.conf:18: task spinner: node: this machine has no node 2 (it has 2)");
         expect_error("cpus = 1\n", "cpus = 1\nnode = 1\n",
-                     "s.conf:25: task ping: node: give cpus or node, not both");
+                     "s.conf:26: task ping: node: give cpus or node, not both");
         expect_error("mem = 64M\n", "cpus = 0-9\n", "s.conf:6: cpus: names CPUs");
+        expect_error("spread = cpus\n", "spread = nodes\n",
+                     "s.conf:17: task spinner: spread: nodes spreads over every node");
+        expect_error("spread = cpus\n", "spread = sockets\n", "s.conf:17: task spinner: spread:");
+        expect_error("[task pong]\ngroup = pair\n", "[task pong]\ngroup = pair\npinned = yes\n",
+                     "task pong: pinned: pinned to what?");
 }
 
 Test(scenario, a_task_without_phases_and_a_scenario_without_tasks_are_refused) {
@@ -232,4 +246,64 @@ Test(phase, bad_forms_say_why) {
         expect_phase_error("load no_such_load for 1s", "no load 'no_such_load'");
         expect_phase_error("load process_load", "want 'load ... for DURATION'");
         expect_phase_error("run 1s duty 5 a b c d e", "too many words");
+}
+
+/* ---- the shipped scenarios */
+
+#define SCENARIOS_DIR SOURCE_DIR "/conf/scenarios"
+
+static const char *const shipped[] = {
+        "node-imbalance", "balanced", "oscillating", "pressure", "pinned-by-admin",
+};
+
+Test(shipped, every_one_parses_here_and_on_two_nodes_and_says_what_it_shows) {
+        Topology *two = machine(), *here = NULL;
+
+        cr_assert_eq(topology_new_from_system(&here), 0);
+        for (size_t i = 0; i < sizeof shipped / sizeof *shipped; i++) {
+                _cleanup_free_ char *path = NULL, *text = NULL;
+                Topology *machines[] = { here, two };
+
+                cr_assert_gt(asprintf(&path, "%s/%s.conf", SCENARIOS_DIR, shipped[i]), 0);
+                text = read_all(path);
+                cr_expect_eq(strncmp(text, "; ", 2), 0, "%s starts with no comment", path);
+                for (size_t m = 0; m < 2; m++) {
+                        Scenario *s = NULL;
+                        ConfigError e = { 0 };
+
+                        cr_expect_eq(scenario_load(path, machines[m], &s, &e), 0, "%s", e.message);
+                        if (!s)
+                                continue;
+                        cr_expect_str_eq(s->f.name, shipped[i]);
+                        cr_expect_neq(s->f.description[0], '\0', "%s: no description", path);
+                        cr_expect_gt(scenario_n_tasks(s), 0);
+                        scenario_free(s);
+                }
+        }
+        topology_free(two);
+        topology_free(here);
+}
+
+Test(shipped, the_directory_holds_exactly_these) {
+        DIR *d = opendir(SCENARIOS_DIR);
+        struct dirent *de;
+        size_t n = 0;
+
+        cr_assert(d, "%s: %s", SCENARIOS_DIR, strerror(errno));
+        while ((de = readdir(d))) {
+                bool known = false;
+
+                if (de->d_name[0] == '.')
+                        continue;
+                for (size_t i = 0; i < sizeof shipped / sizeof *shipped; i++) {
+                        _cleanup_free_ char *f = NULL;
+
+                        cr_assert_gt(asprintf(&f, "%s.conf", shipped[i]), 0);
+                        known = known || strcmp(f, de->d_name) == 0;
+                }
+                cr_expect(known, "%s is not in this test's list", de->d_name);
+                n++;
+        }
+        closedir(d);
+        cr_expect_eq(n, sizeof shipped / sizeof *shipped);
 }
