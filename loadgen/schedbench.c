@@ -22,6 +22,7 @@
 #include "load.h"
 #include "log.h"
 #include "macro.h"
+#include "residency.h"
 #include "topology.h"
 
 #define DEFAULT_TASKS "4,8,16,32,64"
@@ -32,86 +33,6 @@
 #define DISTURB_GROUPS 20u /* numa_test ran `hackbench 20` */
 
 /* ---- pure parts */
-
-void residency_init(Residency *r) {
-        *r = (Residency){ .last_node = -1 };
-}
-
-void residency_sample(Residency *r, uint64_t utime, int node) {
-        uint64_t delta = utime > r->last_utime ? utime - r->last_utime : 0;
-
-        if (node >= 0 && (unsigned) node < SCHEDBENCH_MAX_NODES) {
-                r->ticks[node] += delta;
-                r->last_node = node;
-        }
-        r->last_utime = MAX(r->last_utime, utime);
-}
-
-void residency_finish(Residency *r, uint64_t final_utime) {
-        if (r->last_node >= 0)
-                residency_sample(r, final_utime, r->last_node);
-}
-
-uint64_t residency_total(const Residency *r) {
-        uint64_t sum = 0;
-
-        for (unsigned i = 0; i < SCHEDBENCH_MAX_NODES; i++)
-                sum += r->ticks[i];
-        return sum;
-}
-
-double residency_pct(const Residency *r, unsigned i) {
-        uint64_t total = residency_total(r);
-
-        if (total == 0 || i >= SCHEDBENCH_MAX_NODES)
-                return 0;
-        return 100.0 * (double) r->ticks[i] / (double) total;
-}
-
-int residency_most(const Residency *r, unsigned n) {
-        int best = -1;
-
-        for (unsigned i = 0; i < MIN(n, SCHEDBENCH_MAX_NODES); i++)
-                if (r->ticks[i] > 0 && (best < 0 || r->ticks[i] > r->ticks[best]))
-                        best = (int) i;
-        return best;
-}
-
-int schedbench_parse_stat(const char *buf, uint64_t *ret_utime, uint64_t *ret_stime, int *ret_cpu) {
-        unsigned long long utime = 0, stime = 0;
-        const char *p = strrchr(buf, ')');
-        long cpu = -1;
-
-        if (!p)
-                return -EINVAL;
-        p++;
-        /* After ')': field 3 (state) is the first; utime is 14, stime 15, processor 39. */
-        for (unsigned field = 3; field <= 39; field++) {
-                char *end;
-
-                while (*p == ' ')
-                        p++;
-                if (*p == '\0' || *p == '\n')
-                        return -EINVAL;
-                if (field == 14 || field == 15 || field == 39) {
-                        errno = 0;
-                        if (field == 39)
-                                cpu = strtol(p, &end, 10);
-                        else
-                                *(field == 14 ? &utime : &stime) = strtoull(p, &end, 10);
-                        if (errno || end == p || (*end != ' ' && *end != '\n' && *end != '\0'))
-                                return -EINVAL;
-                        p = end;
-                } else
-                        p += strcspn(p, " \n");
-        }
-        if (cpu < 0 || cpu > INT32_MAX)
-                return -EINVAL;
-        *ret_utime = utime;
-        *ret_stime = stime;
-        *ret_cpu = (int) cpu;
-        return 0;
-}
 
 void schedbench_format_summary(FILE *f, unsigned tasks, const char *label, double avg_user_s,
                                double elapsed_s, double total_user_s, double total_sys_s) {
@@ -162,9 +83,8 @@ typedef struct TaskResult {
         int initial_node, most_node; /* node ids, -1 unknown */
         uint64_t user_usec, sys_usec, end_usec;
         uint64_t samples;
-        int last_cpu; /* at the last sample, -1 before */
         double checksum; /* of a[]: keeps the sweeps from being optimised away */
-        Residency res;
+        Residency res; /* the sampler's, copied when the tasks ended */
         uint64_t cpu_ticks[MAX_CPUS];
 } TaskResult;
 
@@ -180,11 +100,11 @@ typedef struct Schedbench {
         unsigned ntasks, sweeps, size;
         bool disturb;
         uint64_t disturb_after_usec;
-        const int *cpu_node; /* CPU -> node index, -1 unknown; n_cpu_node entries */
-        unsigned n_cpu_node;
-        const int *node_ids;
+        const Topology *topology; /* the sampler's CPU -> node map */
+        int proc_fd;
+        const int *node_ids; /* by node index, as the sampler's */
         unsigned n_nodes;
-        long hz;
+        uint64_t hz; /* clock ticks a second, for the JSON */
 } Schedbench;
 
 static uint64_t splitmix64(uint64_t *s) {
@@ -268,8 +188,6 @@ static int start_tasks(const Schedbench *s, SchedOut *out, int *go_w) {
         for (unsigned i = 0; i < s->ntasks; i++) {
                 pid_t pid;
 
-                out->tasks[i].last_cpu = -1;
-                residency_init(&out->tasks[i].res);
                 pid = fork_child();
 
                 if (pid < 0)
@@ -289,30 +207,6 @@ static int start_tasks(const Schedbench *s, SchedOut *out, int *go_w) {
         return 0;
 }
 
-static int cpu_node(const Schedbench *s, int cpu) {
-        return cpu >= 0 && (unsigned) cpu < s->n_cpu_node ? s->cpu_node[cpu] : -1;
-}
-
-/* One sample of task t through its open /proc/PID/stat. */
-static void sample_task(const Schedbench *s, TaskResult *t, int fd) {
-        char buf[1024];
-        uint64_t utime, stime, before = t->res.last_utime;
-        ssize_t n;
-        int cpu;
-
-        n = pread(fd, buf, sizeof buf - 1, 0);
-        if (n <= 0)
-                return;
-        buf[n] = '\0';
-        if (schedbench_parse_stat(buf, &utime, &stime, &cpu) < 0)
-                return;
-        residency_sample(&t->res, utime, cpu_node(s, cpu));
-        if (cpu >= 0 && (unsigned) cpu < MAX_CPUS && utime > before)
-                t->cpu_ticks[cpu] += utime - before;
-        t->last_cpu = cpu;
-        t->samples++;
-}
-
 static int task_index(const Schedbench *s, const SchedOut *out, pid_t pid) {
         for (unsigned i = 0; i < s->ntasks; i++)
                 if (out->tasks[i].pid == pid)
@@ -320,10 +214,9 @@ static int task_index(const Schedbench *s, const SchedOut *out, pid_t pid) {
         return -1;
 }
 
-/* A task ended: its rusage, the ticks the samples missed. */
-static int task_ended(const Schedbench *s, TaskResult *t, int status, const struct rusage *ru) {
-        uint64_t final;
-
+/* A task ended: its rusage, and the sampler's last word on where it ran. */
+static int task_ended(const Schedbench *s, ResidencySampler *rs, unsigned i, int status,
+                      const struct rusage *ru, TaskResult *t) {
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
                 if (t->error == -ENOMEM)
                         return log_error_errno(ENOMEM, "A task could not allocate %u elements.",
@@ -332,23 +225,13 @@ static int task_ended(const Schedbench *s, TaskResult *t, int status, const stru
         }
         t->user_usec = (uint64_t) ru->ru_utime.tv_sec * 1000000 + (uint64_t) ru->ru_utime.tv_usec;
         t->sys_usec = (uint64_t) ru->ru_stime.tv_sec * 1000000 + (uint64_t) ru->ru_stime.tv_usec;
-        final = t->user_usec * (uint64_t) s->hz / 1000000;
-        /* what the samples missed goes where the task was last seen, per CPU as per node */
-        if (final > t->res.last_utime && t->last_cpu >= 0 && (unsigned) t->last_cpu < MAX_CPUS &&
-            t->res.last_node >= 0)
-                t->cpu_ticks[t->last_cpu] += final - t->res.last_utime;
-        residency_finish(&t->res, final);
-        t->initial_node = cpu_node(s, t->initial_cpu);
-        if (t->initial_node >= 0)
-                t->initial_node = s->node_ids[t->initial_node];
-        t->most_node = residency_most(&t->res, s->n_nodes);
-        if (t->most_node >= 0)
-                t->most_node = s->node_ids[t->most_node];
+        residency_sampler_finish(rs, i, t->user_usec);
         return 0;
 }
 
 /* Reaps what ended: 0, or the error of a task that failed. */
-static int reap(const Schedbench *s, SchedOut *out, int *fds, unsigned *live, pid_t *dist) {
+static int reap(const Schedbench *s, ResidencySampler *rs, SchedOut *out, unsigned *live,
+                pid_t *dist) {
         struct rusage ru;
         pid_t pid;
         int status, r;
@@ -362,9 +245,7 @@ static int reap(const Schedbench *s, SchedOut *out, int *fds, unsigned *live, pi
                 }
                 if (i < 0)
                         continue;
-                sample_task(s, &out->tasks[i], fds[i]);
-                fds[i] = safe_close(fds[i]);
-                r = task_ended(s, &out->tasks[i], status, &ru);
+                r = task_ended(s, rs, (unsigned) i, status, &ru, &out->tasks[i]);
                 if (r < 0)
                         return r;
                 (*live)--;
@@ -380,7 +261,7 @@ static void nap_until(uint64_t usec) {
 }
 
 /* Samples every task until all ended, starting the disturbance on time. */
-static int sample_loop(const Schedbench *s, SchedOut *out, int *fds) {
+static int sample_loop(const Schedbench *s, ResidencySampler *rs, SchedOut *out) {
         uint64_t next = out->start_usec;
         unsigned live = s->ntasks;
         pid_t dist = 0;
@@ -397,13 +278,11 @@ static int sample_loop(const Schedbench *s, SchedOut *out, int *fds) {
                                 disturber(out);
                         out->disturb_started = true;
                 }
-                for (unsigned i = 0; i < s->ntasks; i++)
-                        if (fds[i] >= 0)
-                                sample_task(s, &out->tasks[i], fds[i]);
-                r = reap(s, out, fds, &live, &dist);
+                residency_sampler_sample(rs);
+                r = reap(s, rs, out, &live, &dist);
                 if (r < 0)
                         return r;
-                next += SCHEDBENCH_SAMPLE_USEC;
+                next += RESIDENCY_SAMPLE_USEC;
                 if (live > 0)
                         nap_until(next);
         }
@@ -413,28 +292,43 @@ static int sample_loop(const Schedbench *s, SchedOut *out, int *fds) {
         return 0;
 }
 
+/* The sampler's figures of every task into out, which the parent reads back. */
+static void collect(const Schedbench *s, const ResidencySampler *rs, SchedOut *out) {
+        for (unsigned i = 0; i < s->ntasks; i++) {
+                TaskResult *t = &out->tasks[i];
+                /* iSched: where the task found itself first thing after fork, not where the
+                 * sampler first saw it (after its set-up) */
+                int node = residency_sampler_cpu_node(rs, t->initial_cpu);
+
+                t->res = *residency_sampler_get(rs, i);
+                t->samples = residency_sampler_samples(rs, i);
+                for (unsigned c = 0; c < MAX_CPUS; c++)
+                        t->cpu_ticks[c] = residency_sampler_cpu_ticks(rs, i, c);
+                t->initial_node = node >= 0 ? residency_sampler_node_id(rs, (unsigned) node) : -1;
+                t->most_node = residency_sampler_most_node(rs, i);
+                out->end_usec = MAX(out->end_usec, t->end_usec);
+        }
+}
+
 /* One row's work, in the job group: out is a SchedOut with ntasks tasks. */
 static int schedbench_once(void *userdata, void *outp) {
         const Schedbench *s = userdata;
         SchedOut *out = outp;
-        _cleanup_free_ int *fds = NULL;
+        _cleanup_residency_sampler_ ResidencySampler *rs = NULL;
         _cleanup_close_ int go_w = -EBADF;
         int r;
 
-        fds = malloc(s->ntasks * sizeof *fds);
-        if (!fds)
-                return log_error_errno(ENOMEM, "Out of memory.");
-        for (unsigned i = 0; i < s->ntasks; i++)
-                fds[i] = -EBADF;
+        r = residency_sampler_new_at(s->topology, s->proc_fd, &rs);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the residency sampler: %m");
         out->disturb_error = 0;
         r = start_tasks(s, out, &go_w);
+        /* added in order: task i is the sampler's index i */
         for (unsigned i = 0; r >= 0 && i < s->ntasks; i++) {
-                char path[64];
-
-                snprintf(path, sizeof path, "/proc/%d/stat", (int) out->tasks[i].pid);
-                fds[i] = open(path, O_RDONLY | O_CLOEXEC);
-                if (fds[i] < 0)
-                        r = log_error_errno(errno, "Failed to open %s: %m", path);
+                r = residency_sampler_add(rs, out->tasks[i].pid, NULL);
+                if (r < 0)
+                        r = log_error_errno(r, "Failed to open /proc/%d/stat: %m",
+                                            (int) out->tasks[i].pid);
         }
         if (r < 0) {
                 /* the tasks block on the go pipe: kill them rather than start them */
@@ -447,12 +341,11 @@ static int schedbench_once(void *userdata, void *outp) {
         }
         out->start_usec = now_usec();
         go_w = safe_close(go_w);
-        r = sample_loop(s, out, fds);
-        for (unsigned i = 0; i < s->ntasks; i++) {
-                safe_close(fds[i]);
-                out->end_usec = MAX(out->end_usec, out->tasks[i].end_usec);
-        }
-        return r;
+        r = sample_loop(s, rs, out);
+        if (r < 0)
+                return r;
+        collect(s, rs, out);
+        return 0;
 }
 
 /* ---- the command */
@@ -509,7 +402,7 @@ static void help(void) {
                "  -L --label=NAME        The first column (default \"default\").\n" BENCH_HELP_JSON
                        CLI_HELP_CPUS CLI_HELP_NO_SANDBOX
                "  -h --help              Show this help.\n",
-               DISTURB_GROUPS, DISTURB_GROUPS, SCHEDBENCH_SAMPLE_USEC / 1000, MAX_TASKS, MAX_SWEEPS,
+               DISTURB_GROUPS, DISTURB_GROUPS, RESIDENCY_SAMPLE_USEC / 1000, MAX_TASKS, MAX_SWEEPS,
                MAX_SIZE, DISTURB_GROUPS);
 }
 
@@ -609,31 +502,21 @@ static int check_limits(const Args *a) {
         return 0;
 }
 
-/* The CPU -> node index map of this machine. */
-static int make_map(const Topology *t, int **ret_map, unsigned *ret_n, int **ret_ids,
-                    unsigned *ret_nodes) {
-        unsigned n = topology_cpu_capacity(t), nodes = topology_n_nodes(t);
-        _cleanup_free_ int *map = calloc(MAX(n, 1u), sizeof *map);
-        _cleanup_free_ int *ids = calloc(MAX(nodes, 1u), sizeof *ids);
+/* The machine's node ids by index, as the residency sampler numbers them. */
+static int make_node_ids(const Topology *t, int **ret_ids, unsigned *ret_nodes) {
+        unsigned nodes = topology_n_nodes(t);
+        _cleanup_free_ int *ids = NULL;
 
-        if (!map || !ids)
-                return -ENOMEM;
-        if (nodes > SCHEDBENCH_MAX_NODES) {
+        if (nodes > RESIDENCY_MAX_NODES) {
                 log_error("This machine has %u NUMA nodes: schedbench shows at most %u.", nodes,
-                          SCHEDBENCH_MAX_NODES);
+                          RESIDENCY_MAX_NODES);
                 return -E2BIG;
         }
+        ids = calloc(MAX(nodes, 1u), sizeof *ids);
+        if (!ids)
+                return -ENOMEM;
         for (unsigned i = 0; i < nodes; i++)
                 ids[i] = topology_node_id(t, i);
-        for (unsigned c = 0; c < n; c++) {
-                int node = topology_cpu_node(t, c);
-
-                map[c] = node < 0 ? -1 : topology_node_index(t, (unsigned) node);
-                if (map[c] < 0)
-                        map[c] = -1;
-        }
-        *ret_map = TAKE_PTR(map);
-        *ret_n = n;
         *ret_ids = TAKE_PTR(ids);
         *ret_nodes = nodes;
         return 0;
@@ -655,8 +538,8 @@ static void json_parameters(Json *j, const Args *a, const Schedbench *s, const S
         json_bool(j, "disturb", a->disturb);
         json_u64(j, "disturb_after_usec", a->disturb_after_usec);
         json_u64(j, "disturb_groups", DISTURB_GROUPS);
-        json_u64(j, "sample_usec", SCHEDBENCH_SAMPLE_USEC);
-        json_u64(j, "clock_ticks_per_s", (uint64_t) s->hz);
+        json_u64(j, "sample_usec", RESIDENCY_SAMPLE_USEC);
+        json_u64(j, "clock_ticks_per_s", s->hz);
         json_u64(j, "ncpus", sandbox_ncpus(sb));
         json_key(j, "nodes");
         json_begin(j, '[');
@@ -757,7 +640,7 @@ static void json_row(Json *j, const Args *a, const Schedbench *s, const SchedOut
 
 static void print_row(BenchReport *rep, const Args *a, const Schedbench *s, const SchedOut *out,
                       const Summary *m) {
-        double pct[SCHEDBENCH_MAX_NODES];
+        double pct[RESIDENCY_MAX_NODES];
         FILE *f = rep->table;
 
         if (!f)
@@ -842,7 +725,8 @@ int schedbench_main(int argc, char *argv[]) {
                 .disturb_after_usec = 3000000,
         };
         _cleanup_topology_ Topology *t = NULL;
-        _cleanup_free_ int *map = NULL, *ids = NULL;
+        _cleanup_free_ int *ids = NULL;
+        _cleanup_close_ int proc_fd = -EBADF;
         _cleanup_sandbox_ Sandbox *sb = NULL;
         Schedbench s = { 0 };
         BenchReport rep;
@@ -856,20 +740,22 @@ int schedbench_main(int argc, char *argv[]) {
         r = topology_new_from_system(&t);
         if (r < 0)
                 return log_error_errno(r, "Failed to read the machine's topology: %m"), 1;
-        r = make_map(t, &map, &s.n_cpu_node, &ids, &s.n_nodes);
+        r = make_node_ids(t, &ids, &s.n_nodes);
         if (r == -ENOMEM)
                 return log_error_errno(r, "Out of memory."), 1;
         if (r < 0)
                 return 1;
-        s.cpu_node = map;
+        proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (proc_fd < 0)
+                return log_error_errno(errno, "Failed to open /proc: %m"), 1;
+        s.topology = t;
+        s.proc_fd = proc_fd;
         s.node_ids = ids;
         s.sweeps = a.sweeps;
         s.size = a.size;
         s.disturb = a.disturb;
         s.disturb_after_usec = a.disturb_after_usec;
-        s.hz = sysconf(_SC_CLK_TCK);
-        if (s.hz <= 0)
-                s.hz = 100;
+        s.hz = residency_ticks_per_s();
         r = cli_install_stop_handlers();
         if (r < 0)
                 return log_error_errno(r, "Failed to install signal handlers: %m"), 1;

@@ -6,54 +6,11 @@
  * bound loop, with `hackbench 20` started beside them as a disturbance; reports their times and,
  * per task, on which NUMA node it spent its user time. The pure parts, for the tests.
  *
- * Residency is sampled, not inferred from affinity: every SCHEDBENCH_SAMPLE_USEC the parent reads
- * each task's /proc/PID/stat (field 39, the CPU it last ran on, and field 14, utime in clock
- * ticks) and attributes the utime gained since the previous sample to the node of that CPU. What
- * a task gains after its last sample (up to its final rusage) goes to the last node seen.
+ * Residency (residency.h) is sampled every RESIDENCY_SAMPLE_USEC from each task's /proc/PID/stat:
+ * the utime gained since the previous sample goes to the node of the CPU it was seen on.
  */
 
-#include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
-
-#define SCHEDBENCH_MAX_NODES 64u
-#define SCHEDBENCH_SAMPLE_USEC 10000u
-
-/* Where one task's user time went, in clock ticks per node index. */
-typedef struct Residency {
-        uint64_t ticks[SCHEDBENCH_MAX_NODES];
-        uint64_t last_utime; /* at the last sample */
-        int last_node; /* node index seen at the last sample; -1 before the first */
-} Residency;
-
-/* A Residency with no samples. */
-void residency_init(Residency *r);
-
-/*
- * One sample: the task's utime (ticks, monotonic) and the index of the node of the CPU it was
- * seen on (-1: unknown, nothing attributed but the utime is taken as seen). The utime since the
- * previous sample, or since 0 for the first, goes to node.
- */
-void residency_sample(Residency *r, uint64_t utime, int node);
-
-/* The task ended with final_utime ticks: what the samples missed goes to the last node seen. */
-void residency_finish(Residency *r, uint64_t final_utime);
-
-/* All ticks attributed. */
-uint64_t residency_total(const Residency *r);
-
-/* Percent of the attributed ticks on node index i (0 when there are none). */
-double residency_pct(const Residency *r, unsigned i);
-
-/* The node index with the most ticks among the first n (the lowest on a tie); -1 if none has
- * any. */
-int residency_most(const Residency *r, unsigned n);
-
-/*
- * Parses a /proc/PID/stat line: utime (field 14), stime (15), processor (39). The comm field may
- * hold spaces and parentheses: fields are counted after the last ')'. 0 or -EINVAL.
- */
-int schedbench_parse_stat(const char *buf, uint64_t *ret_utime, uint64_t *ret_stime, int *ret_cpu);
 
 /* The "Schedbench N:" header and its row, as seed 002:
  *   "                        AvgUser    Elapsed  TotalUser   TotalSys\n"

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * loadgen schedbench: residency attribution from samples, the /proc/PID/stat parser and the
- * rows, then the real binary at a tiny size, with and without hackbench beside it: the seed's
- * tables, residency summing to 100%, valid nodes, the JSON the same as the table, a task on
- * --cpus reported on that CPU's node, SIGINT in the middle, bad values refused.
+ * loadgen schedbench: the rows (residency itself is test-residency's), then the real binary at a
+ * tiny size, with and without hackbench beside it: the seed's tables, residency summing to 100%,
+ * valid nodes, the JSON the same as the table, a task on --cpus reported on that CPU's node,
+ * SIGINT in the middle, bad values refused.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -17,113 +17,13 @@
 
 #include "load.h"
 #include "macro.h"
+#include "residency.h"
 #include "runbin.h"
 #include "schedbench.h"
 #include "testutil.h"
 #include "topology.h"
 
 #define LOADGEN BUILD_DIR "/loadgen"
-
-/* ---- residency */
-
-Test(schedbench_residency, deltas_go_to_the_node_of_each_sample) {
-        Residency r;
-
-        residency_init(&r);
-        cr_expect_eq(residency_most(&r, 4), -1);
-        cr_expect_float_eq(residency_pct(&r, 0), 0.0, 1e-12);
-        residency_sample(&r, 10, 0); /* 10 ticks since the start, seen on node 0 */
-        residency_sample(&r, 15, 2); /* 5 more on node 2 */
-        residency_sample(&r, 15, 1); /* none gained: nothing for node 1 */
-        residency_sample(&r, 45, 2); /* 30 more on node 2 */
-        cr_expect_eq(r.ticks[0], 10);
-        cr_expect_eq(r.ticks[1], 0);
-        cr_expect_eq(r.ticks[2], 35);
-        cr_expect_eq(residency_total(&r), 45);
-        cr_expect_eq(residency_most(&r, 4), 2);
-        cr_expect_eq(residency_most(&r, 2), 0, "only the first n nodes count");
-        cr_expect_float_eq(residency_pct(&r, 2), 100.0 * 35 / 45, 1e-9);
-}
-
-Test(schedbench_residency, finish_gives_the_rest_to_the_last_node_seen) {
-        Residency r;
-
-        residency_init(&r);
-        residency_finish(&r, 20);
-        cr_expect_eq(residency_total(&r), 0, "never seen: nowhere to attribute");
-        residency_sample(&r, 4, 3);
-        residency_sample(&r, 6, -1); /* an unknown CPU: taken as seen, not attributed */
-        cr_expect_eq(residency_total(&r), 4);
-        residency_finish(&r, 10);
-        cr_expect_eq(r.ticks[3], 8);
-        cr_expect_eq(residency_total(&r), 8);
-        residency_finish(&r, 9); /* not below what was seen */
-        cr_expect_eq(residency_total(&r), 8);
-}
-
-Test(schedbench_residency, utime_going_back_attributes_nothing) {
-        Residency r;
-
-        residency_init(&r);
-        residency_sample(&r, 50, 0);
-        residency_sample(&r, 40, 1);
-        residency_sample(&r, 55, 1);
-        cr_expect_eq(r.ticks[0], 50);
-        cr_expect_eq(r.ticks[1], 5);
-}
-
-Test(schedbench_residency, ties_go_to_the_lowest_index) {
-        Residency r;
-
-        residency_init(&r);
-        residency_sample(&r, 5, 1);
-        residency_sample(&r, 10, 0);
-        cr_expect_eq(residency_most(&r, 2), 0);
-}
-
-/* ---- /proc/PID/stat */
-
-Test(schedbench_stat, fields_after_the_last_paren) {
-        /* comm with a space and a ')' */
-        static const char line[] =
-                "4242 (ev il) x) R 1 4242 4242 0 -1 4194304 100 0 0 0 1234 56 0 0 20 0 1 0 "
-                "999 10000000 300 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 7 0 0 0 0 "
-                "0\n";
-        uint64_t u = 0, s = 0;
-        int cpu = -1;
-
-        cr_assert_eq(schedbench_parse_stat(line, &u, &s, &cpu), 0);
-        cr_expect_eq(u, 1234);
-        cr_expect_eq(s, 56);
-        cr_expect_eq(cpu, 7);
-}
-
-Test(schedbench_stat, the_real_file_of_this_process) {
-        _cleanup_free_ char *s = read_all("/proc/self/stat");
-        uint64_t u, st;
-        int cpu = -1;
-
-        cr_assert_eq(schedbench_parse_stat(s, &u, &st, &cpu), 0, "%s", s);
-        cr_expect(cpu >= 0 && cpu < sysconf(_SC_NPROCESSORS_CONF), "cpu %d", cpu);
-}
-
-Test(schedbench_stat, short_or_broken_lines_are_refused) {
-        static const char *const bad[] = {
-                "",
-                "4242 no paren",
-                "1 (x) R 1 2 3",
-                "1 (x) R 1 2 3 4 5 6 7 8 9 10 x 12 13",
-                "1 (x) R 1 1 1 0 -1 0 0 0 0 0 5 6 0 0 20 0 1 0 9 1 1 1 1 1 0 0 0 0 0 0 0 0 0 0 "
-                "17 -3 0",
-        };
-        uint64_t u = 77, s = 77;
-        int cpu = 77;
-
-        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
-                cr_expect_eq(schedbench_parse_stat(bad[i], &u, &s, &cpu), -EINVAL, "\"%s\"",
-                             bad[i]);
-        cr_expect(u == 77 && s == 77 && cpu == 77, "written on failure");
-}
 
 /* ---- rows */
 
@@ -170,7 +70,7 @@ Test(schedbench_format, residency_rows_mark_a_mismatch) {
 
 typedef struct TaskRow {
         unsigned job;
-        double pct[SCHEDBENCH_MAX_NODES];
+        double pct[RESIDENCY_MAX_NODES];
         int isched, msched;
         bool mark;
         double user_s;
@@ -178,7 +78,7 @@ typedef struct TaskRow {
 
 typedef struct Parsed {
         unsigned n_nodes;
-        int node_ids[SCHEDBENCH_MAX_NODES];
+        int node_ids[RESIDENCY_MAX_NODES];
         double avg_user, elapsed, total_user, total_sys;
         TaskRow tasks[64];
         unsigned n_tasks, mismatches;
@@ -528,7 +428,7 @@ static uint64_t utime_of(pid_t pid) {
 
         cr_assert_gt(asprintf(&path, "/proc/%d/stat", (int) pid), 0);
         stat = read_all(path);
-        (void) schedbench_parse_stat(stat, &u, &s, &cpu);
+        (void) residency_parse_stat(stat, &u, &s, &cpu);
         return u;
 }
 
