@@ -306,3 +306,23 @@ int parse_size(const char *s, uint64_t *ret_bytes) {
         *ret_bytes = (uint64_t) v << shift;
         return 0;
 }
+
+static uint64_t gcd(uint64_t a, uint64_t b) {
+        while (b) {
+                uint64_t t = a % b;
+                a = b;
+                b = t;
+        }
+        return a;
+}
+
+uint64_t load_page_step(uint64_t npages) {
+        uint64_t step = 4099; /* prime, 16 MiB apart with 4 KiB pages */
+
+        if (npages <= 1)
+                return 1;
+        step %= npages;
+        while (step == 0 || gcd(step, npages) != 1)
+                step = (step + 1) % npages;
+        return step;
+}

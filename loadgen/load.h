@@ -105,6 +105,10 @@ int load_run_command(const LoadOptions *o, uint64_t deadline_usec, const char *c
 /* rm -rf path: removes path and everything below it, without following symlinks or crossing
  * mount points. 0 also when path does not exist; else the first error of unlink() or rmdir(). */
 int load_remove_tree(const char *path);
+/* A page step coprime with npages, so one pass of i*step % npages visits every page once, each
+ * far from the last: no prefetcher or TLB reach helps (mem_load, the memwalk phase). */
+uint64_t load_page_step(uint64_t npages);
+
 /* Writes len bytes of zeroes at fd's offset, through short writes and EINTR. 0 or -errno. */
 int load_write_zeroes(int fd, size_t len);
 

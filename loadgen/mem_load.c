@@ -9,28 +9,6 @@
 
 #define LINE 64u /* bytes of a cache line */
 
-static uint64_t gcd(uint64_t a, uint64_t b) {
-        while (b) {
-                uint64_t t = a % b;
-                a = b;
-                b = t;
-        }
-        return a;
-}
-
-/* A page step coprime with npages, so one pass of i*step % npages visits every page once, each
- * far from the last: no prefetcher or TLB reach helps. */
-static uint64_t page_step(uint64_t npages) {
-        uint64_t step = 4099; /* prime, 16 MiB apart with 4 KiB pages */
-
-        if (npages <= 1)
-                return 1;
-        step %= npages;
-        while (step == 0 || gcd(step, npages) != 1)
-                step = (step + 1) % npages;
-        return step;
-}
-
 int mem_load_run(const LoadOptions *o, LoadResult *ret) {
         uint64_t bytes = o->ram_bytes / 100 * MEM_LOAD_RAM_PERCENT, start, deadline, passes = 0;
         uint64_t page, npages, step;
@@ -47,7 +25,7 @@ int mem_load_run(const LoadOptions *o, LoadResult *ret) {
                 return negative_errno();
         buf = m;
         npages = bytes / pagesize;
-        step = page_step(npages);
+        step = load_page_step(npages);
         deadline = load_ready(o);
         start = now_usec();
 

@@ -631,3 +631,24 @@ Test(remove_tree, missing_path_is_not_an_error) {
         cr_assert_gt(asprintf(&missing, "%s/missing", tmpdir()), 0);
         cr_expect_eq(load_remove_tree(missing), 0);
 }
+
+Test(helpers, page_step_visits_every_page_once_a_pass) {
+        static const uint64_t sizes[] = { 1, 2, 3, 4096, 4099, 8198, 12297, 65536, 100003 };
+
+        for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+                uint64_t n = sizes[k], step = load_page_step(n), page = 0;
+                _cleanup_free_ unsigned char *seen = calloc(n, 1);
+
+                cr_assert(seen);
+                cr_expect(step >= 1 && (n == 1 || step < n), "%" PRIu64 " pages: step %" PRIu64, n,
+                          step);
+                for (uint64_t i = 0; i < n; i++) {
+                        seen[page]++;
+                        page = (page + step) % n;
+                }
+                for (uint64_t i = 0; i < n; i++)
+                        cr_expect_eq(seen[i], 1,
+                                     "%" PRIu64 " pages: page %" PRIu64 " seen %u times", n, i,
+                                     seen[i]);
+        }
+}
