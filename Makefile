@@ -19,6 +19,7 @@ MANDIR ?= $(PREFIX)/share/man
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 DBUSPOLICYDIR ?= $(PREFIX)/share/dbus-1/system.d
 SYSCONFDIR ?= /etc
+DATADIR ?= $(PREFIX)/share
 DESTDIR ?=
 
 VERSION := 0.1.0
@@ -45,7 +46,7 @@ ifeq ($(SANITIZE),1)
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 endif
 ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(CFLAGS) $(SANFLAGS) -D_GNU_SOURCE \
-	-DCGBALANCE_VERSION='"$(VERSION)"' -Ilib $(PKG_CFLAGS) -MMD -MP
+	-DCGBALANCE_VERSION='"$(VERSION)"' -DSCENARIOS_DIR='"$(DATADIR)/cgbalance/scenarios"' -Ilib $(PKG_CFLAGS) -MMD -MP
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
 
 LIB_SRCS := $(wildcard lib/*.c)
@@ -196,6 +197,8 @@ install: all
 	@# An admin's edited config is never overwritten.
 	@if [ ! -e $(DESTDIR)$(SYSCONFDIR)/cgbalance/cgbalance.conf ]; then \
 		install -m 0644 conf/cgbalance.conf $(DESTDIR)$(SYSCONFDIR)/cgbalance/; fi
+	install -d $(DESTDIR)$(DATADIR)/cgbalance/scenarios
+	install -m 0644 conf/scenarios/*.conf $(DESTDIR)$(DATADIR)/cgbalance/scenarios/
 	@for m in $(wildcard man/*.[0-9]); do \
 		s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
 		install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done

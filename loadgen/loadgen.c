@@ -4,12 +4,15 @@
  * names the loads, `run` runs one in its sandbox for a duration, `contest` runs Con Kolivas'
  * contest: a compile timed beside each load, one table per load.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -23,6 +26,8 @@
 #include "macro.h"
 #include "runner.h"
 #include "sandbox.h"
+#include "scenario.h"
+#include "scenario_run.h"
 #include "tree.h"
 
 #define MAX_LOADS 32 /* above n_loads + 1: --loads refuses repeats */
@@ -55,6 +60,45 @@ static void help(void) {
                "See loadgen(1).\n");
 }
 
+static int compare_strings(const void *a, const void *b) {
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/* The shipped scenarios, by name, with their descriptions (or why one does not parse). */
+static void list_scenarios(void) {
+        _cleanup_free_ char *dir = NULL;
+        char *names[256];
+        size_t n = 0;
+        struct dirent *de;
+        DIR *d;
+
+        if (scenario_dir(&dir) < 0 || !(d = opendir(dir)))
+                return;
+        while ((de = readdir(d)) && n < ELEMENTSOF(names)) {
+                size_t len = strlen(de->d_name);
+
+                if (de->d_name[0] != '.' && len > 5 && streq(de->d_name + len - 5, ".conf"))
+                        names[n++] = strndup(de->d_name, len - 5);
+        }
+        closedir(d);
+        qsort(names, n, sizeof *names, compare_strings);
+        printf("\nScenarios (loadgen run NAME; %s):\n", dir);
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *path = NULL;
+                _cleanup_scenario_ Scenario *s = NULL;
+                ConfigError e = { 0 };
+
+                if (!names[i] || asprintf(&path, "%s/%s.conf", dir, names[i]) < 0)
+                        continue;
+                if (scenario_load(path, NULL, &s, &e) < 0)
+                        printf("  %-16s (does not parse: %s)\n", names[i], e.message);
+                else
+                        printf("  %-16s %s\n", names[i], s->f.description);
+        }
+        for (size_t i = 0; i < n; i++)
+                free(names[i]);
+}
+
 static int cmd_list(void) {
         printf("Loads (loadgen run LOAD, loadgen contest):\n");
         for (size_t i = 0; i < n_loads; i++)
@@ -64,20 +108,28 @@ static int cmd_list(void) {
         for (size_t i = 0; i < n_benchmarks; i++)
                 printf("  %-14s seed %-8s %s\n", benchmarks[i].name, benchmarks[i].seed,
                        benchmarks[i].summary);
+        list_scenarios();
         return 0;
 }
 
 static void run_help(void) {
-        printf("Usage: loadgen run LOAD [OPTIONS]\n"
+        printf("Usage: loadgen run LOAD|SCENARIO [OPTIONS]\n"
                "\n"
                "Runs LOAD in the run's load cgroup until the duration ends or SIGINT/SIGTERM,\n"
                "ends every process it started, removes its files and cgroups, then prints the\n"
                "work done, the elapsed time, the CPU used and the load group's memory peak.\n"
                "\n"
-               "  -d --duration=SECONDS  How long to run, from when the load is ready (default "
-               "1).\n" CLI_HELP_CPUS CLI_HELP_MEM CLI_HELP_DIR CLI_HELP_OTHER_DIR CLI_HELP_QUICK
-                       CLI_HELP_NO_SANDBOX
+               "SCENARIO is a scenario file (a path, or a name ending in .conf) or a shipped\n"
+               "scenario's name (loadgen list): its groups are made below the run's, its tasks\n"
+               "started where it says, and at the end each task's CPU time, work, per-node\n"
+               "residency and latency are printed. See loadgen-scenario(5).\n"
+               "\n"
+               "  -d --duration=SECONDS  How long to run, from when the load is ready (default\n"
+               "                         1; a scenario's own duration by default).\n" CLI_HELP_CPUS
+                       CLI_HELP_MEM CLI_HELP_DIR CLI_HELP_OTHER_DIR CLI_HELP_QUICK
+                               CLI_HELP_NO_SANDBOX
                "  -j --json              Print one JSON object with the raw figures.\n"
+               "     --quiet             A scenario: no progress lines on stderr.\n"
                "  -h --help              Show this help.\n");
 }
 
@@ -144,10 +196,59 @@ static int run_in_sandbox(const Load *l, LoadOptions *lo, Sandbox *sb, bool quic
         return fflush(stdout) == 0 ? 0 : 1;
 }
 
+/* loadgen run FILE|NAME: the scenario at path, in its sandbox. */
+static int run_scenario(const char *path, CliCommon *co, uint64_t duration_usec, bool json,
+                        bool quiet) {
+        _cleanup_topology_ Topology *t = NULL;
+        _cleanup_scenario_ Scenario *s = NULL;
+        _cleanup_sandbox_ Sandbox *sb = NULL;
+        _cleanup_(scenario_result_done) ScenarioResult res = { 0 };
+        ScenarioRunOptions o = { .duration_usec = duration_usec, .quiet = quiet };
+        ConfigError e = { 0 };
+        int r;
+
+        r = topology_new_from_system(&t);
+        if (r < 0)
+                return log_error_errno(r, "Failed to read this machine's topology: %m"), 1;
+        r = scenario_load(path, t, &s, &e);
+        if (r < 0) {
+                log_error("%s", e.message);
+                return EXIT_USAGE;
+        }
+        if (!co->cpus && !cpumask_is_empty(s->f.cpus)) {
+                co->cpus = cpumask_copy(s->f.cpus);
+                if (!co->cpus)
+                        return log_error_errno(ENOMEM, "Out of memory."), 1;
+        }
+        if (co->ram_bytes)
+                s->mem_bytes = co->ram_bytes; /* --mem: each group's limit, over the file's */
+        co->ram_bytes = 0; /* no limit on the sandbox's load group: the scenario's groups get it */
+        o.machine = t;
+        r = cli_install_stop_handlers();
+        if (r < 0)
+                return log_error_errno(r, "Failed to install signal handlers: %m"), 1;
+        if (cli_make_sandbox(co, &sb) < 0)
+                return 1;
+        r = scenario_run(s, sb, &o, &res);
+        if (r < 0)
+                return cli_stop ? cli_interrupted() : 1;
+        if (json) {
+                Json j = { .f = stdout };
+
+                scenario_write_json(&j, s, &res, sb);
+        } else
+                scenario_print_report(stdout, s, &res);
+        if (fflush(stdout) != 0)
+                return 1;
+        return res.interrupted ? cli_interrupted() : 0;
+}
+
 static int cmd_run(int argc, char *argv[]) {
+        enum { ARG_QUIET = 0x100 };
         static const struct option options[] = {
                 { "duration", required_argument, NULL, 'd' },
                 { "json", no_argument, NULL, 'j' },
+                { "quiet", no_argument, NULL, ARG_QUIET },
                 CLI_OPT_NO_SANDBOX,
                 CLI_OPT_CPUS,
                 CLI_OPT_MEM,
@@ -161,7 +262,7 @@ static int cmd_run(int argc, char *argv[]) {
         _cleanup_sandbox_ Sandbox *sb = NULL;
         LoadOptions lo;
         const Load *l;
-        bool json = false;
+        bool json = false, quiet = false, duration_given = false;
         int c, r;
 
         load_options_init(&lo);
@@ -179,8 +280,10 @@ static int cmd_run(int argc, char *argv[]) {
                                           optarg);
                                 return EXIT_USAGE;
                         }
+                        duration_given = true;
                         break;
                 case 'j': json = true; break;
+                case ARG_QUIET: quiet = true; break;
                 case 'h': run_help(); return 0;
                 default: return EXIT_USAGE; /* getopt said why */
                 }
@@ -192,8 +295,18 @@ static int cmd_run(int argc, char *argv[]) {
         }
         l = load_find(argv[optind]);
         if (!l) {
-                log_error("Unknown load \"%s\"; see loadgen list.", argv[optind]);
-                return EXIT_USAGE;
+                _cleanup_free_ char *path = NULL;
+
+                r = scenario_find(argv[optind], &path);
+                if (r == -ENOMEM)
+                        return log_error_errno(r, "Out of memory."), 1;
+                if (r < 0) {
+                        log_error("\"%s\" is no load, no shipped scenario and no scenario file; "
+                                  "see loadgen list.",
+                                  argv[optind]);
+                        return EXIT_USAGE;
+                }
+                return run_scenario(path, &co, duration_given ? lo.duration_usec : 0, json, quiet);
         }
         if (!co.ram_bytes)
                 co.ram_bytes = co.quick ? QUICK_RAM_BYTES : LOAD_DEFAULT_RAM_BYTES;

@@ -28,6 +28,8 @@ struct Sandbox {
         char *dir;
         CpuMask *cpus;
         bool made_group, made_dir;
+        char *extra[SANDBOX_MAX_GROUPS]; /* sandbox_add_group()'s */
+        size_t n_extra;
 };
 
 static const char *const part_names[_SANDBOX_PART_MAX] = {
@@ -222,6 +224,8 @@ Sandbox *sandbox_free(Sandbox *sb) {
                 (void) load_remove_tree(sb->dir);
         for (int p = 0; p < _SANDBOX_PART_MAX; p++)
                 free(sb->group[p]);
+        for (size_t i = 0; i < sb->n_extra; i++)
+                free(sb->extra[i]);
         free(sb->dir);
         cpumask_free(sb->cpus);
         return mfree(sb);
@@ -260,6 +264,46 @@ int sandbox_enter(const Sandbox *sb, SandboxPart part) {
                                ? negative_errno()
                                : 0;
         return cgroup_attach_pid(&sb->layout, sb->group[part], getpid());
+}
+
+int sandbox_add_group(Sandbox *sb, const char *name, uint64_t weight, uint64_t mem_bytes,
+                      const char **ret_path) {
+        _cleanup_free_ char *path = NULL;
+        const char *g;
+        int r;
+
+        if (!sb->cgroups)
+                return -EOPNOTSUPP;
+        for (int p = SANDBOX_RUN + 1; p < _SANDBOX_PART_MAX; p++)
+                if (streq(name, part_names[p]))
+                        return -EEXIST;
+        if (sb->n_extra >= SANDBOX_MAX_GROUPS)
+                return -ENOSPC;
+        if (asprintf(&path, "%s/%s", sb->group[SANDBOX_RUN], name) < 0)
+                return -ENOMEM;
+        r = cgroup_create(&sb->layout, path);
+        if (r < 0)
+                return r;
+        g = sb->extra[sb->n_extra++] = TAKE_PTR(path); /* removed with the run's tree now */
+        r = cgroup_set_cpu_weight(&sb->layout, g, weight);
+        if (r < 0)
+                return r;
+        if (mem_bytes) {
+                if (!sb->layout.memory_path[0])
+                        return -EOPNOTSUPP;
+                r = cgroup_set_memory_max(&sb->layout, g, mem_bytes);
+                if (r < 0)
+                        return r;
+        }
+        if (ret_path)
+                *ret_path = g;
+        return 0;
+}
+
+int sandbox_enter_group(const Sandbox *sb, const char *path) {
+        if (!sb->cgroups)
+                return sandbox_enter(sb, SANDBOX_RUN);
+        return cgroup_attach_pid(&sb->layout, path, getpid());
 }
 
 int sandbox_cpu_usec(const Sandbox *sb, SandboxPart part, uint64_t *ret) {

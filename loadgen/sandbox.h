@@ -76,6 +76,20 @@ unsigned sandbox_ncpus(const Sandbox *sb);
  * group (or, without cgroups, sets its affinity to the run's CPUs).
  */
 int sandbox_enter(const Sandbox *sb, SandboxPart part);
+/*
+ * A group of a scenario's below the run's own, cgbalance.slice/loadgen-PID/NAME, with cpu.weight
+ * weight (cpu.shares, converted, on cgroup v1) and, when mem_bytes is not 0, that memory limit.
+ * NAME must not be "job" or "load" (-EEXIST). *ret_path (may be NULL) points at the group's path,
+ * valid while sb is. Removed with the run's groups. -EOPNOTSUPP without cgroups, -ENOSPC beyond
+ * SANDBOX_MAX_GROUPS, and the errors of cgroup_create() and cgroup_set_cpu_weight().
+ */
+#define SANDBOX_MAX_GROUPS 64u
+int sandbox_add_group(Sandbox *sb, const char *name, uint64_t weight, uint64_t mem_bytes,
+                      const char **ret_path);
+
+/* For a child after fork(): moves the calling process into a group of sandbox_add_group(). */
+int sandbox_enter_group(const Sandbox *sb, const char *path);
+
 /* CPU time used so far by part's group. -EOPNOTSUPP without cgroups. */
 int sandbox_cpu_usec(const Sandbox *sb, SandboxPart part, uint64_t *ret);
 /* The most memory part's group has held. -EOPNOTSUPP without cgroups or a memory controller. */

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "macro.h"
 
@@ -317,6 +319,14 @@ int phase_parse(const char *text, const ConfigInstances *tasks, Phase *ret, char
                         r = why_(why, why_size, "no load '%s' (see loadgen list)", w[1]);
                         break;
                 }
+                /* These read or rebuild contest's job tree, which a scenario does not make. */
+                if (p.load->run == ctar_load_run || p.load->run == xtar_load_run ||
+                    p.load->run == list_load_run || p.load->run == cacherun_run) {
+                        r = why_(why, why_size,
+                                 "%s works on contest's job tree, which scenarios do not make",
+                                 w[1]);
+                        break;
+                }
                 r = timed_or_counted(w, n, 2, NULL, &p, why, why_size);
                 break;
         default:
@@ -481,4 +491,66 @@ const ScenarioGroup *scenario_group(const Scenario *s, size_t i) {
 
 size_t scenario_n_groups(const Scenario *s) {
         return s->f.groups.n;
+}
+
+/* ---- finding them */
+
+#ifndef SCENARIOS_DIR
+#define SCENARIOS_DIR "/usr/local/share/cgbalance/scenarios"
+#endif
+
+static bool is_dir(const char *p) {
+        struct stat st;
+
+        return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int scenario_dir(char **ret) {
+        const char *env = getenv("LOADGEN_SCENARIOS_DIR");
+        char exe[4096], *slash;
+        ssize_t n;
+
+        if (env && env[0]) {
+                *ret = strdup(env);
+                return *ret ? 0 : -ENOMEM;
+        }
+        if (is_dir(SCENARIOS_DIR)) {
+                *ret = strdup(SCENARIOS_DIR);
+                return *ret ? 0 : -ENOMEM;
+        }
+        n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (n <= 0)
+                return -ENOENT;
+        exe[n] = '\0';
+        slash = strrchr(exe, '/');
+        if (!slash)
+                return -ENOENT;
+        *slash = '\0';
+        if (asprintf(ret, "%s/../conf/scenarios", exe) < 0)
+                return -ENOMEM;
+        if (!is_dir(*ret)) {
+                *ret = mfree(*ret);
+                return -ENOENT;
+        }
+        return 0;
+}
+
+int scenario_find(const char *what, char **ret_path) {
+        _cleanup_free_ char *dir = NULL, *p = NULL;
+        size_t len = strlen(what);
+        int r;
+
+        if (strchr(what, '/') || (len > 5 && streq(what + len - 5, ".conf"))) {
+                *ret_path = strdup(what);
+                return *ret_path ? 0 : -ENOMEM;
+        }
+        r = scenario_dir(&dir);
+        if (r < 0)
+                return r;
+        if (asprintf(&p, "%s/%s.conf", dir, what) < 0)
+                return -ENOMEM;
+        if (access(p, F_OK) < 0)
+                return -ENOENT;
+        *ret_path = TAKE_PTR(p);
+        return 0;
 }

@@ -16,7 +16,7 @@
  * A phase is one line of words:
  *
  *   run DURATION [duty PCT%]            busy for DURATION, at PCT% of each 10 ms (default 100%)
- *   run N loops [duty PCT%]             busy for N loops of SCENARIO_LOOP_WORK
+ *   run N loops [duty PCT%]             busy for N loops of SCENARIO_LOOP_WORK (phases.h)
  *   sleep DURATION
  *   periodic RUN every PERIOD for DURATION   busy RUN at the start of each PERIOD (its wake-up
  *                                       latency is measured)
@@ -27,7 +27,8 @@
  *                                       write every cache line of SIZE, on the node it runs on
  *   write SIZE [for DURATION] | read SIZE [for DURATION]
  *                                       a file of SIZE in the run's directory, once or repeatedly
- *   load NAME for DURATION              one of the contest loads (loadgen list)
+ *   load NAME for DURATION              one of the contest loads (loadgen list), but for
+ *                                       those of the job's tree (ctar, xtar, list, cacherun)
  *
  * Everything is checked before anything starts: unknown sections and keys, bad values, a phase
  * that does not parse, a task naming a missing group or pingpong peer, both cpus and node, CPUs
@@ -151,3 +152,17 @@ int phase_parse(const char *text, const ConfigInstances *tasks, Phase *ret, char
 
 /* "run", "sleep", ...; NULL for a bad type. */
 const char *phase_type_to_string(PhaseType t);
+
+/*
+ * Where the shipped scenarios are: $LOADGEN_SCENARIOS_DIR if set, else SCENARIOS_DIR (installed
+ * by make install) if it exists, else conf/scenarios beside the binary's directory (a build in
+ * the source tree: build/loadgen finds conf/scenarios). The string is malloc'ed; -ENOENT if
+ * none exists.
+ */
+int scenario_dir(char **ret);
+
+/*
+ * A scenario by what a user typed: a path (it has a '/' or ends in ".conf") as it is, else the
+ * shipped scenario of that name, scenario_dir()/NAME.conf. -ENOENT if there is none.
+ */
+int scenario_find(const char *what, char **ret_path);

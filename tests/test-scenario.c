@@ -245,12 +245,13 @@ Test(phase, bad_forms_say_why) {
         expect_phase_error("write 1M 3 passes", "want 'write ... for DURATION'");
         expect_phase_error("load no_such_load for 1s", "no load 'no_such_load'");
         expect_phase_error("load process_load", "want 'load ... for DURATION'");
+        expect_phase_error("load ctar_load for 1s", "ctar_load works on contest's job tree");
         expect_phase_error("run 1s duty 5 a b c d e", "too many words");
 }
 
 /* ---- the shipped scenarios */
 
-#define SCENARIOS_DIR SOURCE_DIR "/conf/scenarios"
+#define SHIPPED_DIR SOURCE_DIR "/conf/scenarios"
 
 static const char *const shipped[] = {
         "node-imbalance", "balanced", "oscillating", "pressure", "pinned-by-admin",
@@ -264,7 +265,7 @@ Test(shipped, every_one_parses_here_and_on_two_nodes_and_says_what_it_shows) {
                 _cleanup_free_ char *path = NULL, *text = NULL;
                 Topology *machines[] = { here, two };
 
-                cr_assert_gt(asprintf(&path, "%s/%s.conf", SCENARIOS_DIR, shipped[i]), 0);
+                cr_assert_gt(asprintf(&path, "%s/%s.conf", SHIPPED_DIR, shipped[i]), 0);
                 text = read_all(path);
                 cr_expect_eq(strncmp(text, "; ", 2), 0, "%s starts with no comment", path);
                 for (size_t m = 0; m < 2; m++) {
@@ -285,11 +286,11 @@ Test(shipped, every_one_parses_here_and_on_two_nodes_and_says_what_it_shows) {
 }
 
 Test(shipped, the_directory_holds_exactly_these) {
-        DIR *d = opendir(SCENARIOS_DIR);
+        DIR *d = opendir(SHIPPED_DIR);
         struct dirent *de;
         size_t n = 0;
 
-        cr_assert(d, "%s: %s", SCENARIOS_DIR, strerror(errno));
+        cr_assert(d, "%s: %s", SHIPPED_DIR, strerror(errno));
         while ((de = readdir(d))) {
                 bool known = false;
 
