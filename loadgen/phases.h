@@ -43,6 +43,10 @@
  *   read SIZE [for DURATION] makes work_dir/phase-I.dat (SIZE of zeroes, synced: not counted,
  *                            and DURATION starts after it), then reads it start to end in 1 MiB
  *                            reads, once or repeatedly.
+ *   compile (for DURATION | N builds)
+ *                            contest's job in tree_dir: make clean, then make -j (4 x ncpus),
+ *                            again and again. A build the deadline or a stop cuts is killed
+ *                            with every compiler (job_make()) and not counted.
  *   load NAME for DURATION   the contest load's run(), its duration clamped to the time left
  *                            before the deadline. Its preparation (read_load's file, say) is not
  *                            in its duration, so it may end that much after the deadline; *stop
@@ -115,6 +119,8 @@ typedef struct TaskStats {
         _Atomic uint64_t read_bytes; /* read by read phases (their file's making not counted) */
 
         _Atomic uint64_t load_work[PHASE_MAX_LOADS]; /* by index in loads[], in Load.unit */
+
+        _Atomic uint64_t compile_builds; /* compile: builds that ran to their end */
 } TaskStats;
 
 /* What one task instance's process needs to run its phases. */
@@ -132,8 +138,8 @@ typedef struct PhaseContext {
         const bool *pingpong_leads;
         unsigned ncpus; /* for load phases (LoadOptions); 0: the online CPUs */
         uint64_t ram_bytes; /* for load phases; 0: LOAD_DEFAULT_RAM_BYTES */
-        /* For the loads that read a source tree (ctar_load, xtar_load, list_load); NULL: those
-         * phases fail with -EINVAL. */
+        /* For compile and the loads that read a source tree (ctar_load, xtar_load, list_load):
+         * a tree of tree_generate()'s, the instance's own; NULL: those phases fail with -EINVAL. */
         const char *tree_dir;
         TaskStats *stats;
 } PhaseContext;

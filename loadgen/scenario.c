@@ -153,8 +153,15 @@ static const ConfigSchema scenario_schema =
 static const char *const phase_names[_PHASE_TYPE_MAX] = {
         [PHASE_RUN] = "run",           [PHASE_SLEEP] = "sleep",     [PHASE_PERIODIC] = "periodic",
         [PHASE_PINGPONG] = "pingpong", [PHASE_MEMWALK] = "memwalk", [PHASE_WRITE] = "write",
-        [PHASE_READ] = "read",         [PHASE_LOAD] = "load",
+        [PHASE_READ] = "read",         [PHASE_LOAD] = "load",       [PHASE_COMPILE] = "compile",
 };
+
+bool phase_needs_tree(const Phase *p) {
+        return p->type == PHASE_COMPILE ||
+               (p->type == PHASE_LOAD && p->load &&
+                (p->load->run == ctar_load_run || p->load->run == xtar_load_run ||
+                 p->load->run == list_load_run));
+}
 
 const char *phase_type_to_string(PhaseType t) {
         return t < _PHASE_TYPE_MAX ? phase_names[t] : NULL;
@@ -319,20 +326,19 @@ int phase_parse(const char *text, const ConfigInstances *tasks, Phase *ret, char
                         r = why_(why, why_size, "no load '%s' (see loadgen list)", w[1]);
                         break;
                 }
-                /* These read or rebuild contest's job tree, which a scenario does not make. */
-                if (p.load->run == ctar_load_run || p.load->run == xtar_load_run ||
-                    p.load->run == list_load_run || p.load->run == cacherun_run) {
+                /* cacherun is a way of running contest's job, not a load beside it. */
+                if (p.load->run == cacherun_run) {
                         r = why_(why, why_size,
-                                 "%s works on contest's job tree, which scenarios do not make",
-                                 w[1]);
+                                 "cacherun is no load: it runs contest's job again (use compile)");
                         break;
                 }
                 r = timed_or_counted(w, n, 2, NULL, &p, why, why_size);
                 break;
+        case PHASE_COMPILE: r = timed_or_counted(w, n, 1, "builds", &p, why, why_size); break;
         default:
                 r = why_(why, why_size,
                          "unknown phase '%s' (run, sleep, periodic, pingpong, memwalk, write, "
-                         "read, load)",
+                         "read, load, compile)",
                          w[0]);
         }
         if (r < 0)

@@ -27,8 +27,12 @@
  *                                       write every cache line of SIZE, on the node it runs on
  *   write SIZE [for DURATION] | read SIZE [for DURATION]
  *                                       a file of SIZE in the run's directory, once or repeatedly
- *   load NAME for DURATION              one of the contest loads (loadgen list), but for
- *                                       those of the job's tree (ctar, xtar, list, cacherun)
+ *   load NAME for DURATION              one of the contest loads (loadgen list) but cacherun;
+ *                                       ctar, xtar and list work on the instance's own tree
+ *   compile for DURATION | compile N builds
+ *                                       contest's job: make clean, then make -j (4 x CPUs) of
+ *                                       a quick generated tree of the instance's own, again
+ *                                       and again
  *
  * Everything is checked before anything starts: unknown sections and keys, bad values, a phase
  * that does not parse, a task naming a missing group or pingpong peer, both cpus and node, CPUs
@@ -60,13 +64,15 @@ typedef enum PhaseType {
         PHASE_WRITE,
         PHASE_READ,
         PHASE_LOAD,
+        PHASE_COMPILE,
         _PHASE_TYPE_MAX,
 } PhaseType;
 
 typedef struct Phase {
         PhaseType type;
         uint64_t duration_usec; /* how long; 0 when a count (loops, rounds, passes, once) ends it */
-        uint64_t count; /* run: loops; pingpong: rounds; memwalk: passes; 0 when timed */
+        uint64_t count; /* run: loops; pingpong: rounds; memwalk: passes; compile: builds; 0
+                           when timed */
         unsigned duty_pct; /* run: 1..100 */
         uint64_t run_usec, period_usec; /* periodic */
         uint64_t bytes; /* memwalk, write, read */
@@ -149,6 +155,10 @@ size_t scenario_n_groups(const Scenario *s);
  */
 int phase_parse(const char *text, const ConfigInstances *tasks, Phase *ret, char *why,
                 size_t why_size);
+
+/* Whether the phase needs a source tree of contest's job (compile, and the loads that read
+ * one): the runner then generates one for each instance. */
+bool phase_needs_tree(const Phase *p);
 
 /* "run", "sleep", ...; NULL for a bad type. */
 const char *phase_type_to_string(PhaseType t);

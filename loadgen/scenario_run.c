@@ -19,6 +19,7 @@
 #include "load.h"
 #include "log.h"
 #include "macro.h"
+#include "tree.h"
 
 #define GRACE_USEC (3 * 1000000u) /* after the deadline, before what is left is killed */
 #define PROGRESS_USEC 1000000u
@@ -273,12 +274,25 @@ static int make_instances(Run *r) {
 
 /* ---- the instance's process */
 
+static bool task_needs_tree(const Scenario *s, size_t task) {
+        for (size_t k = 0; k < s->n_phases[task]; k++)
+                if (phase_needs_tree(&s->phases[task][k]))
+                        return true;
+        return false;
+}
+
+static char *path_join(const char *a, const char *b) {
+        char *p;
+
+        return asprintf(&p, "%s/%s", a, b) < 0 ? NULL : p;
+}
+
 static _Noreturn void instance_main(Run *r, Instance *in, uint64_t duration_usec) {
         const ScenarioTask *t = scenario_task(r->s, in->task);
         struct sigaction sa = { .sa_handler = on_child_stop };
         PhaseContext c;
         sigset_t none;
-        char go;
+        char *tree = NULL, go;
         int k;
 
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -303,6 +317,16 @@ static _Noreturn void instance_main(Run *r, Instance *in, uint64_t duration_usec
         if (k >= 0 && in->start &&
             sched_setaffinity(0, cpumask_cpu_set_size(in->start), cpumask_cpu_set(in->start)) < 0)
                 k = negative_errno();
+        if (k >= 0 && task_needs_tree(r->s, in->task)) {
+                /* The instance's own: a compile cleans and rebuilds it. */
+                TreeOptions to;
+
+                tree_options_init(&to, true);
+                tree = path_join(in->work_dir, "tree");
+                k = !tree                   ? -ENOMEM
+                    : mkdir(tree, 0700) < 0 ? negative_errno()
+                                            : tree_generate(tree, &to);
+        }
         if (k < 0) {
                 r->slots[in - r->inst].error = k;
                 _exit(1);
@@ -331,6 +355,7 @@ static _Noreturn void instance_main(Run *r, Instance *in, uint64_t duration_usec
                 .pingpong_leads = in->leads,
                 .ncpus = sandbox_ncpus(r->sb),
                 .ram_bytes = r->s->mem_bytes ? r->s->mem_bytes : LOAD_DEFAULT_RAM_BYTES,
+                .tree_dir = tree,
                 .stats = &r->slots[in - r->inst].stats,
         };
         k = phases_run(&c);
@@ -576,6 +601,7 @@ static void task_sum(const Scenario *s, const ScenarioResult *r, size_t task, Ta
                 t.st.read_bytes += st->read_bytes;
                 for (size_t l = 0; l < PHASE_MAX_LOADS && l < n_loads; l++)
                         t.st.load_work[l] += st->load_work[l];
+                t.st.compile_builds += st->compile_builds;
         }
         *ret = t;
 }
@@ -613,6 +639,7 @@ static void format_work(FILE *f, const TaskStats *st) {
         for (size_t l = 0; l < PHASE_MAX_LOADS && l < n_loads; l++)
                 ITEM(st->load_work[l], "%s %" PRIu64 " %s", loads[l].name,
                      (uint64_t) st->load_work[l], loads[l].unit);
+        ITEM(st->compile_builds, "%" PRIu64 " builds", (uint64_t) st->compile_builds);
         ITEM(!*sep, "-");
 #undef ITEM
 }
@@ -699,6 +726,7 @@ static void json_stats(Json *j, const TaskStats *st) {
                 if (st->load_work[l])
                         json_u64(j, loads[l].name, st->load_work[l]);
         json_end(j, '}');
+        json_u64(j, "compile_builds", st->compile_builds);
         json_u64(j, "passes", st->passes);
         json_end(j, '}');
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +25,7 @@
 #include "phases.h"
 #include "scenario.h"
 #include "testutil.h"
+#include "tree.h"
 
 #define MIB (UINT64_C(1) << 20)
 #define MSEC UINT64_C(1000)
@@ -577,5 +579,57 @@ Test(phases, a_context_without_what_a_phase_needs_is_einval, .timeout = 10) {
         cr_expect_eq(phases_run(&t.c), -EINVAL);
         t.c.stats = NULL;
         cr_expect_eq(phases_run(&t.c), -EINVAL);
+        task_done(&t);
+}
+
+/* A quick generated tree in the work directory, for compile and the loads that read one. */
+static char *make_tree(void) {
+        TreeOptions to;
+        char *tree = NULL;
+
+        tree_options_init(&to, true);
+        cr_assert_gt(asprintf(&tree, "%s/tree", work_dir), 0);
+        cr_assert_eq(mkdir(tree, 0700), 0);
+        cr_assert_eq(tree_generate(tree, &to), 0);
+        return tree;
+}
+
+Test(phases, compile_counts_the_builds_that_ran_to_their_end, .timeout = 60) {
+        _cleanup_free_ char *tree = make_tree();
+        Task t;
+
+        task_init(&t, false, 50 * SEC, (const char *[]){ "compile 2 builds", NULL });
+        t.c.tree_dir = tree;
+        t.c.ncpus = 2;
+        task_start(&t, NULL, 0);
+        task_wait(&t);
+        cr_expect_eq(t.sh->r, 0, "%s", strerror(-t.sh->r));
+        cr_expect_eq(t.sh->stats.compile_builds, 2);
+        cr_expect(!t.sh->child_left, "a compiler outlived the phase");
+        task_done(&t);
+}
+
+Test(phases, the_deadline_cuts_a_build_which_is_not_counted, .timeout = 30) {
+        _cleanup_free_ char *tree = make_tree();
+        Task t;
+
+        /* 300 ms: less than one build of the quick tree (about 2.5 s here) */
+        task_init(&t, false, 300 * MSEC, (const char *[]){ "compile for 10s", NULL });
+        t.c.tree_dir = tree;
+        task_start(&t, NULL, 0);
+        task_wait(&t);
+        cr_expect_eq(t.sh->r, 0, "%s", strerror(-t.sh->r));
+        cr_expect_eq(t.sh->stats.compile_builds, 0);
+        cr_expect_lt(took(&t), 3 * SEC, "took %" PRIu64 " us", took(&t));
+        cr_expect(!t.sh->child_left, "a compiler outlived the phase");
+        task_done(&t);
+}
+
+Test(phases, compile_without_a_tree_is_einval, .timeout = 10) {
+        Task t;
+
+        task_init(&t, false, 1 * SEC, (const char *[]){ "compile 1 builds", NULL });
+        cr_expect_eq(phases_run(&t.c), -EINVAL);
+        cr_expect_eq(t.sh->stats.compile_builds, 0);
         task_done(&t);
 }

@@ -33,6 +33,7 @@ static const struct {
         { "oscillating", { "wave-a", "wave-b" } },
         { "pressure", { "tick", "hog", "walker" } },
         { "pinned-by-admin", { "pinned", "movable" } },
+        { "mixed-contest", { "make", "rings" } },
 };
 
 /* The report's row of task, from its first column; NULL if none. */

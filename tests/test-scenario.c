@@ -218,6 +218,15 @@ Test(phase, every_form_parses) {
         cr_expect_eq(p.duration_usec, 3000000);
         cr_assert_eq(phase_parse("read 4K", NULL, &p, why, sizeof why), 0, "%s", why);
         cr_expect_eq(p.type, PHASE_READ);
+        cr_expect(!phase_needs_tree(&p));
+        cr_assert_eq(phase_parse("compile 3 builds", NULL, &p, why, sizeof why), 0, "%s", why);
+        cr_expect_eq(p.type, PHASE_COMPILE);
+        cr_expect_eq(p.count, 3);
+        cr_expect(phase_needs_tree(&p));
+        cr_assert_eq(phase_parse("compile for 20s", NULL, &p, why, sizeof why), 0, "%s", why);
+        cr_expect_eq(p.duration_usec, 20000000);
+        cr_assert_eq(phase_parse("load list_load for 2s", NULL, &p, why, sizeof why), 0, "%s", why);
+        cr_expect(phase_needs_tree(&p));
         cr_expect_str_eq(phase_type_to_string(PHASE_PERIODIC), "periodic");
         cr_expect_null(phase_type_to_string(_PHASE_TYPE_MAX));
 }
@@ -245,7 +254,9 @@ Test(phase, bad_forms_say_why) {
         expect_phase_error("write 1M 3 passes", "want 'write ... for DURATION'");
         expect_phase_error("load no_such_load for 1s", "no load 'no_such_load'");
         expect_phase_error("load process_load", "want 'load ... for DURATION'");
-        expect_phase_error("load ctar_load for 1s", "ctar_load works on contest's job tree");
+        expect_phase_error("load cacherun for 1s", "cacherun is no load");
+        expect_phase_error("compile", "want 'compile ... for DURATION' or 'compile ... N builds'");
+        expect_phase_error("compile 2 laps", "want 'compile ... for DURATION'");
         expect_phase_error("run 1s duty 5 a b c d e", "too many words");
 }
 
@@ -254,7 +265,7 @@ Test(phase, bad_forms_say_why) {
 #define SHIPPED_DIR SOURCE_DIR "/conf/scenarios"
 
 static const char *const shipped[] = {
-        "node-imbalance", "balanced", "oscillating", "pressure", "pinned-by-admin",
+        "node-imbalance", "balanced", "oscillating", "pressure", "pinned-by-admin", "mixed-contest",
 };
 
 Test(shipped, every_one_parses_here_and_on_two_nodes_and_says_what_it_shows) {
