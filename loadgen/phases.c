@@ -7,7 +7,9 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -525,6 +527,91 @@ static int compile_phase(Exec *e, const Phase *p) {
         return r;
 }
 
+/* ---- bench */
+
+#define BENCH_TERM_USEC (5 * SEC_USEC)
+#define SEC_USEC 1000000u
+
+static pid_t bench_spawn(const Exec *e, const Phase *p) {
+        _cleanup_free_ char *copy = p->args ? strdup(p->args) : NULL;
+        const char *argv[32];
+        size_t n = 0;
+        char *save = NULL;
+        pid_t pid;
+
+        if (p->args && !copy)
+                return -ENOMEM;
+        argv[n++] = "loadgen";
+        argv[n++] = p->bench;
+        for (char *w = copy ? strtok_r(copy, " ", &save) : NULL; w && n < 26;
+             w = strtok_r(NULL, " ", &save))
+                argv[n++] = w;
+        argv[n++] = "--no-sandbox";
+        argv[n] = NULL;
+        pid = fork();
+        if (pid < 0)
+                return negative_errno();
+        if (pid == 0) {
+                int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
+                (void) setpgid(0, 0);
+                if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(null, STDOUT_FILENO) < 0 ||
+                    dup2(null, STDERR_FILENO) < 0)
+                        _exit(126);
+                execv(e->c->loadgen_path, (char *const *) argv);
+                _exit(127);
+        }
+        return pid;
+}
+
+/* Waits for pid; at end or a stop, SIGTERM, then SIGKILL. True if it ended by itself with 0. */
+static int bench_wait(const Exec *e, pid_t pid, uint64_t end, bool *ret_ok) {
+        uint64_t term_at = 0;
+        int status;
+
+        for (;;) {
+                pid_t w = waitpid(pid, &status, WNOHANG);
+
+                if (w == pid)
+                        break;
+                if (w < 0 && errno != EINTR)
+                        return negative_errno();
+                if (!term_at && over(e, end)) {
+                        (void) kill(pid, SIGTERM);
+                        term_at = now_usec();
+                } else if (term_at && now_usec() - term_at > BENCH_TERM_USEC)
+                        (void) kill(-pid, SIGKILL);
+                (void) usleep(20000);
+        }
+        (void) kill(-pid, SIGKILL); /* what it left in its process group */
+        *ret_ok = !term_at && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+        return 0;
+}
+
+static int bench_phase(Exec *e, const Phase *p) {
+        uint64_t end = phase_end(e, now_usec(), p->duration_usec);
+
+        if (!e->c->loadgen_path || !p->bench)
+                return -EINVAL;
+        for (uint64_t runs = 0; !over(e, end) && (p->count == 0 || runs < p->count); runs++) {
+                pid_t pid = bench_spawn(e, p);
+                bool ok = false;
+                int r;
+
+                if (pid < 0)
+                        return pid;
+                r = bench_wait(e, pid, end, &ok);
+                if (r < 0)
+                        return r;
+                if (ok)
+                        add(&e->s->bench_runs, 1);
+                else if (!over(e, end))
+                        return -EIO; /* it failed by itself: a bad option, say */
+        }
+        return 0;
+}
+
 /* ---- the phases */
 
 static int phase_run(Exec *e, size_t i) {
@@ -542,6 +629,7 @@ static int phase_run(Exec *e, size_t i) {
         case PHASE_READ: return read_phase(e, p, i);
         case PHASE_LOAD: return load_phase(e, p);
         case PHASE_COMPILE: return compile_phase(e, p);
+        case PHASE_BENCH: return bench_phase(e, p);
         default: return -EINVAL;
         }
 }

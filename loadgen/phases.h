@@ -43,13 +43,16 @@
  *   read SIZE [for DURATION] makes work_dir/phase-I.dat (SIZE of zeroes, synced: not counted,
  *                            and DURATION starts after it), then reads it start to end in 1 MiB
  *                            reads, once or repeatedly.
- *   compile (for DURATION | N builds)
- *                            contest's job in tree_dir: make clean, then make -j (4 x ncpus),
- *                            again and again. A build the deadline or a stop cuts is killed
- *                            with every compiler (job_make()) and not counted.
- *   load NAME for DURATION   the contest load's run(), its duration clamped to the time left
- *                            before the deadline. Its preparation (read_load's file, say) is not
- *                            in its duration, so it may end that much after the deadline; *stop
+ *   bench NAME [OPTION...] (for DURATION | N runs)
+ *                            loadgen_path NAME OPTION... --no-sandbox, again and again, its
+ *                            output to /dev/null: it runs in this instance's cgroup, on its
+ *                            CPUs (its files in the default directory, removed as it ends). The end
+ * or a stop sends it SIGTERM (it ends its workers and removes its files), then SIGKILL after 5 s;
+ * such a run is not counted, nor one that failed. compile (for DURATION | N builds) contest's job
+ * in tree_dir: make clean, then make -j (4 x ncpus), again and again. A build the deadline or a
+ * stop cuts is killed with every compiler (job_make()) and not counted. load NAME for DURATION the
+ * contest load's run(), its duration clamped to the time left before the deadline. Its preparation
+ * (read_load's file, say) is not in its duration, so it may end that much after the deadline; *stop
  *                            ends it at any time. What it forks it reaps itself.
  *
  * Every file and mapping a phase makes is gone when the phase ends, error or not. phases_run()
@@ -121,6 +124,7 @@ typedef struct TaskStats {
         _Atomic uint64_t load_work[PHASE_MAX_LOADS]; /* by index in loads[], in Load.unit */
 
         _Atomic uint64_t compile_builds; /* compile: builds that ran to their end */
+        _Atomic uint64_t bench_runs; /* bench: runs that ended by themselves, exit status 0 */
 } TaskStats;
 
 /* What one task instance's process needs to run its phases. */
@@ -141,6 +145,8 @@ typedef struct PhaseContext {
         /* For compile and the loads that read a source tree (ctar_load, xtar_load, list_load):
          * a tree of tree_generate()'s, the instance's own; NULL: those phases fail with -EINVAL. */
         const char *tree_dir;
+        /* For bench phases: the loadgen binary to run (the runner's own); NULL: -EINVAL. */
+        const char *loadgen_path;
         TaskStats *stats;
 } PhaseContext;
 

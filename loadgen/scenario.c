@@ -10,9 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "benchmark.h"
 #include "macro.h"
 
-#define MAX_WORDS 8u
+#define MAX_WORDS 16u
 
 /* ---- the table */
 
@@ -154,6 +155,7 @@ static const char *const phase_names[_PHASE_TYPE_MAX] = {
         [PHASE_RUN] = "run",           [PHASE_SLEEP] = "sleep",     [PHASE_PERIODIC] = "periodic",
         [PHASE_PINGPONG] = "pingpong", [PHASE_MEMWALK] = "memwalk", [PHASE_WRITE] = "write",
         [PHASE_READ] = "read",         [PHASE_LOAD] = "load",       [PHASE_COMPILE] = "compile",
+        [PHASE_BENCH] = "bench",
 };
 
 bool phase_needs_tree(const Phase *p) {
@@ -248,6 +250,48 @@ static int parse_run(char **w, size_t n, Phase *p, char *why, size_t size) {
         return why_(why, size, "unexpected '%s' after the run's length (want duty PCT%%)", w[rest]);
 }
 
+/* bench NAME [OPTION...] (for DURATION | N runs): the options as one owned string. */
+static int parse_bench(char **w, size_t n, Phase *p, char *why, size_t size) {
+        const Benchmark *b;
+        size_t len = 0;
+        int r;
+
+        if (n < 4)
+                return why_(why, size,
+                            "want 'bench NAME [OPTION...] for DURATION' or "
+                            "'bench NAME [OPTION...] N runs'");
+        b = benchmark_find(w[1]);
+        if (!b)
+                return why_(why, size, "no benchmark '%s' (see loadgen list)", w[1]);
+        p->bench = b->name;
+        r = timed_or_counted(w, n, n - 2, "runs", p, why, size);
+        if (r < 0)
+                return r;
+        for (size_t i = 2; i < n - 2; i++) {
+                /* The runner gives these itself: the run's sandbox is the scenario's. */
+                if (strncmp(w[i], "--json", 6) == 0 || strncmp(w[i], "--no-sandbox", 12) == 0 ||
+                    strncmp(w[i], "--dir", 5) == 0 || strncmp(w[i], "--cpus", 6) == 0)
+                        return why_(why, size, "bench: %s is the scenario's to set", w[i]);
+                len += strlen(w[i]) + 1;
+        }
+        if (len == 0)
+                return 0;
+        p->args = malloc(len);
+        if (!p->args)
+                return why_(why, size, "out of memory");
+        p->args[0] = '\0';
+        for (size_t i = 2; i < n - 2; i++) {
+                if (i > 2)
+                        strcat(p->args, " ");
+                strcat(p->args, w[i]);
+        }
+        return 0;
+}
+
+void phase_done(Phase *p) {
+        p->args = mfree(p->args);
+}
+
 int phase_parse(const char *text, const ConfigInstances *tasks, Phase *ret, char *why,
                 size_t why_size) {
         _cleanup_free_ char *copy = strdup(text);
@@ -335,14 +379,17 @@ int phase_parse(const char *text, const ConfigInstances *tasks, Phase *ret, char
                 r = timed_or_counted(w, n, 2, NULL, &p, why, why_size);
                 break;
         case PHASE_COMPILE: r = timed_or_counted(w, n, 1, "builds", &p, why, why_size); break;
+        case PHASE_BENCH: r = parse_bench(w, n, &p, why, why_size); break;
         default:
                 r = why_(why, why_size,
                          "unknown phase '%s' (run, sleep, periodic, pingpong, memwalk, write, "
-                         "read, load, compile)",
+                         "read, load, compile, bench)",
                          w[0]);
         }
-        if (r < 0)
+        if (r < 0) {
+                phase_done(&p);
                 return r;
+        }
         *ret = p;
         return 0;
 }
@@ -466,8 +513,11 @@ Scenario *scenario_free(Scenario *s) {
         if (!s)
                 return NULL;
         if (s->phases)
-                for (size_t i = 0; i < s->f.tasks.n; i++)
+                for (size_t i = 0; i < s->f.tasks.n; i++) {
+                        for (size_t k = 0; s->phases[i] && k < s->n_phases[i]; k++)
+                                phase_done(&s->phases[i][k]);
                         free(s->phases[i]);
+                }
         free(s->phases);
         free(s->n_phases);
         config_free(&scenario_schema, &s->f);

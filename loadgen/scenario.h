@@ -29,6 +29,9 @@
  *                                       a file of SIZE in the run's directory, once or repeatedly
  *   load NAME for DURATION              one of the contest loads (loadgen list) but cacherun;
  *                                       ctar, xtar and list work on the instance's own tree
+ *   bench NAME [OPTION...] (for DURATION | N runs)
+ *                                       one of loadgen's benchmarks (loadgen list), its own
+ *                                       process, again and again
  *   compile for DURATION | compile N builds
  *                                       contest's job: make clean, then make -j (4 x CPUs) of
  *                                       a quick generated tree of the instance's own, again
@@ -65,19 +68,22 @@ typedef enum PhaseType {
         PHASE_READ,
         PHASE_LOAD,
         PHASE_COMPILE,
+        PHASE_BENCH,
         _PHASE_TYPE_MAX,
 } PhaseType;
 
 typedef struct Phase {
         PhaseType type;
         uint64_t duration_usec; /* how long; 0 when a count (loops, rounds, passes, once) ends it */
-        uint64_t count; /* run: loops; pingpong: rounds; memwalk: passes; compile: builds; 0
-                           when timed */
+        uint64_t count; /* run: loops; pingpong: rounds; memwalk: passes; compile: builds;
+                           bench: runs; 0 when timed */
         unsigned duty_pct; /* run: 1..100 */
         uint64_t run_usec, period_usec; /* periodic */
         uint64_t bytes; /* memwalk, write, read */
         size_t peer; /* pingpong: index of the task in Scenario.tasks */
         const Load *load; /* load */
+        const char *bench; /* bench: the benchmark's name (loadgen BENCHMARK) */
+        char *args; /* bench: its options, space-separated, owned; NULL for none */
         const char *file; /* where the phase was written (owned by the Scenario) */
         unsigned line;
 } Phase;
@@ -159,6 +165,9 @@ int phase_parse(const char *text, const ConfigInstances *tasks, Phase *ret, char
 /* Whether the phase needs a source tree of contest's job (compile, and the loads that read
  * one): the runner then generates one for each instance. */
 bool phase_needs_tree(const Phase *p);
+
+/* Frees what phase_parse() allocated in p (a bench phase's args). */
+void phase_done(Phase *p);
 
 /* "run", "sleep", ...; NULL for a bad type. */
 const char *phase_type_to_string(PhaseType t);

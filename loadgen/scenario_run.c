@@ -292,7 +292,8 @@ static _Noreturn void instance_main(Run *r, Instance *in, uint64_t duration_usec
         struct sigaction sa = { .sa_handler = on_child_stop };
         PhaseContext c;
         sigset_t none;
-        char *tree = NULL, go;
+        char *tree = NULL, go, self_exe[4096];
+        ssize_t n;
         int k;
 
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -331,6 +332,8 @@ static _Noreturn void instance_main(Run *r, Instance *in, uint64_t duration_usec
                 r->slots[in - r->inst].error = k;
                 _exit(1);
         }
+        n = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
+        self_exe[MAX(n, (ssize_t) 0)] = '\0';
         /* Placed: say so (the runner notes the CPU it is on), then wait until all are, and go
          * together when the release pipe's write end closes. */
         (void) write(r->ready[1], "r", 1);
@@ -356,6 +359,7 @@ static _Noreturn void instance_main(Run *r, Instance *in, uint64_t duration_usec
                 .ncpus = sandbox_ncpus(r->sb),
                 .ram_bytes = r->s->mem_bytes ? r->s->mem_bytes : LOAD_DEFAULT_RAM_BYTES,
                 .tree_dir = tree,
+                .loadgen_path = self_exe,
                 .stats = &r->slots[in - r->inst].stats,
         };
         k = phases_run(&c);
@@ -602,6 +606,7 @@ static void task_sum(const Scenario *s, const ScenarioResult *r, size_t task, Ta
                 for (size_t l = 0; l < PHASE_MAX_LOADS && l < n_loads; l++)
                         t.st.load_work[l] += st->load_work[l];
                 t.st.compile_builds += st->compile_builds;
+                t.st.bench_runs += st->bench_runs;
         }
         *ret = t;
 }
@@ -640,6 +645,7 @@ static void format_work(FILE *f, const TaskStats *st) {
                 ITEM(st->load_work[l], "%s %" PRIu64 " %s", loads[l].name,
                      (uint64_t) st->load_work[l], loads[l].unit);
         ITEM(st->compile_builds, "%" PRIu64 " builds", (uint64_t) st->compile_builds);
+        ITEM(st->bench_runs, "%" PRIu64 " benchmark runs", (uint64_t) st->bench_runs);
         ITEM(!*sep, "-");
 #undef ITEM
 }
@@ -727,6 +733,7 @@ static void json_stats(Json *j, const TaskStats *st) {
                         json_u64(j, loads[l].name, st->load_work[l]);
         json_end(j, '}');
         json_u64(j, "compile_builds", st->compile_builds);
+        json_u64(j, "bench_runs", st->bench_runs);
         json_u64(j, "passes", st->passes);
         json_end(j, '}');
 }

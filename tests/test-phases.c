@@ -633,3 +633,38 @@ Test(phases, compile_without_a_tree_is_einval, .timeout = 10) {
         cr_expect_eq(t.sh->stats.compile_builds, 0);
         task_done(&t);
 }
+
+Test(phases, bench_runs_a_benchmark_again_and_again_and_counts_its_runs, .timeout = 30) {
+        Task t;
+
+        task_init(&t, false, 20 * SEC, (const char *[]){ "bench pipe --loops 2000 2 runs", NULL });
+        t.c.loadgen_path = BUILD_DIR "/loadgen";
+        task_start(&t, NULL, 0);
+        task_wait(&t);
+        cr_expect_eq(t.sh->stats.bench_runs, 2);
+        task_done(&t);
+}
+
+Test(phases, the_deadline_ends_a_benchmark_run_which_is_not_counted, .timeout = 30) {
+        Task t;
+
+        task_init(&t, false, 500 * MSEC,
+                  (const char *[]){ "bench pipe --loops 100000000 for 10s", NULL });
+        t.c.loadgen_path = BUILD_DIR "/loadgen";
+        task_start(&t, NULL, 0);
+        task_wait(&t);
+        cr_expect_eq(t.sh->stats.bench_runs, 0);
+        cr_expect_lt(took(&t), 6 * SEC, "took %" PRIu64 " us", took(&t));
+        task_done(&t);
+}
+
+Test(phases, a_benchmark_that_fails_fails_the_phase, .timeout = 30) {
+        Task t;
+
+        task_init(&t, false, 10 * SEC, (const char *[]){ "bench pipe --loops 0 1 runs", NULL });
+        t.c.loadgen_path = BUILD_DIR "/loadgen";
+        cr_expect_eq(phases_run(&t.c), -EIO);
+        t.c.loadgen_path = NULL;
+        cr_expect_eq(phases_run(&t.c), -EINVAL);
+        task_done(&t);
+}

@@ -227,6 +227,17 @@ Test(phase, every_form_parses) {
         cr_expect_eq(p.duration_usec, 20000000);
         cr_assert_eq(phase_parse("load list_load for 2s", NULL, &p, why, sizeof why), 0, "%s", why);
         cr_expect(phase_needs_tree(&p));
+        cr_assert_eq(phase_parse("bench hackbench --groups 2 --loops 10 for 5s", NULL, &p, why,
+                                 sizeof why),
+                     0, "%s", why);
+        cr_expect_str_eq(p.bench, "hackbench");
+        cr_expect_str_eq(p.args, "--groups 2 --loops 10");
+        cr_expect_eq(p.duration_usec, 5000000);
+        phase_done(&p);
+        cr_expect_null(p.args);
+        cr_assert_eq(phase_parse("bench pipe 3 runs", NULL, &p, why, sizeof why), 0, "%s", why);
+        cr_expect_null(p.args);
+        cr_expect_eq(p.count, 3);
         cr_expect_str_eq(phase_type_to_string(PHASE_PERIODIC), "periodic");
         cr_expect_null(phase_type_to_string(_PHASE_TYPE_MAX));
 }
@@ -255,9 +266,15 @@ Test(phase, bad_forms_say_why) {
         expect_phase_error("load no_such_load for 1s", "no load 'no_such_load'");
         expect_phase_error("load process_load", "want 'load ... for DURATION'");
         expect_phase_error("load cacherun for 1s", "cacherun is no load");
+        expect_phase_error("bench hackbench", "want 'bench NAME [OPTION...] for DURATION'");
+        expect_phase_error("bench hackbenc for 1s", "no benchmark 'hackbenc'");
+        expect_phase_error("bench hackbench --groups 2 for", "want 'bench ... for DURATION'");
+        expect_phase_error("bench hackbench --json for 1s", "--json is the scenario's to set");
+        expect_phase_error("bench pipe --cpus=1 2 runs", "--cpus=1 is the scenario's to set");
         expect_phase_error("compile", "want 'compile ... for DURATION' or 'compile ... N builds'");
         expect_phase_error("compile 2 laps", "want 'compile ... for DURATION'");
-        expect_phase_error("run 1s duty 5 a b c d e", "too many words");
+        expect_phase_error("bench hackbench -g 1 -g 2 -g 3 -g 4 -g 5 -g 6 -g 7 for 1s",
+                           "too many words");
 }
 
 /* ---- the shipped scenarios */
