@@ -88,6 +88,7 @@ static void run_done(Run *r) {
 
 void scenario_result_done(ScenarioResult *r) {
         r->inst = mfree(r->inst);
+        r->group_paths = mfree(r->group_paths);
         r->n_inst = 0;
 }
 
@@ -548,6 +549,7 @@ int scenario_run(const Scenario *s, Sandbox *sb, const ScenarioRunOptions *o, Sc
                 ir->initial_node = residency_sampler_initial_node(rs, r.inst[i].sample);
                 ir->most_node = residency_sampler_most_node(rs, r.inst[i].sample);
         }
+        res.group_paths = TAKE_PTR(r.group_paths);
         *ret = res;
         return 0;
 }
@@ -700,6 +702,10 @@ void scenario_print_report(FILE *f, const Scenario *s, const ScenarioResult *r) 
                         fprintf(f, "; %u failed", ts.failed);
                 fprintf(f, "\n");
         }
+        for (size_t g = 0; g < scenario_n_groups(s); g++)
+                if (scenario_group(s, g)->protected_ && r->group_paths && r->group_paths[g])
+                        fprintf(f, "protected group %s: %s (cgbalanced's protected_cgroups)\n",
+                                scenario_group_name(s, g), r->group_paths[g]);
 }
 
 static void json_latency(Json *j, const char *key, const PhaseLatency *l) {
@@ -764,6 +770,18 @@ void scenario_write_json(Json *j, const Scenario *s, const ScenarioResult *r, co
         json_u64(j, "duration_usec", s->f.duration_usec);
         json_u64(j, "elapsed_usec", r->elapsed_usec);
         json_bool(j, "interrupted", r->interrupted);
+        json_key(j, "groups");
+        json_begin(j, '[');
+        for (size_t g = 0; g < scenario_n_groups(s); g++) {
+                json_begin(j, '{');
+                json_string(j, "group", scenario_group_name(s, g));
+                if (r->group_paths && r->group_paths[g])
+                        json_string(j, "cgroup", r->group_paths[g]);
+                json_u64(j, "weight", scenario_group(s, g)->weight);
+                json_bool(j, "protected", scenario_group(s, g)->protected_);
+                json_end(j, '}');
+        }
+        json_end(j, ']');
         json_key(j, "tasks");
         json_begin(j, '[');
         for (size_t t = 0; t < scenario_n_tasks(s); t++) {

@@ -43,6 +43,9 @@ typedef struct ScenarioResult {
         bool interrupted;
         unsigned n_nodes;
         int node_ids[RESIDENCY_MAX_NODES];
+        /* Per scenario group, its cgroup (cgbalance.slice/loadgen-PID/NAME), valid while the
+         * sandbox is: what cgbalanced's weights.protected_cgroups names for a protected one. */
+        const char **group_paths;
 } ScenarioResult;
 
 void scenario_result_done(ScenarioResult *r);

@@ -155,6 +155,8 @@ static void task_wait(Task *t) {
 }
 
 static void task_done(Task *t) {
+        for (size_t i = 0; i < t->n; i++)
+                phase_done(&t->phases[i]);
         (void) munmap(t->sh, sizeof(Shared));
 }
 

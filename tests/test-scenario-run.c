@@ -75,6 +75,16 @@ Test(shipped, each_runs_briefly_reports_its_tasks_and_leaves_nothing, .timeout =
                                              shipped[i].tasks[t]);
                         cr_expect(!strstr(row, "failed"), "%s", row);
                 }
+                if (streq(shipped[i].name, "pressure")) {
+                        _cleanup_free_ char *want = NULL;
+
+                        cr_assert_gt(asprintf(&want,
+                                              "protected group protected: "
+                                              "cgbalance.slice/loadgen-%d/protected",
+                                              (int) r.pid),
+                                     0);
+                        cr_expect(strstr(r.out, want), "no \"%s\" in: %s", want, r.out);
+                }
                 expect_clean(&r, &d);
                 bin_run_done(&r);
                 test_dirs_done(&d);
@@ -146,6 +156,8 @@ Test(placement, a_task_declared_on_cpu_1_starts_there, .timeout = 30) {
         cr_expect_eq(count(r.out, "\"start_cpu\": "), 5, "%s", r.out);
         cr_expect_eq(json_after(r.out, "\"task\": \"p\"", "start_cpu"), 1, "%s", r.out);
         cr_expect_gt(json_after(r.out, "\"task\": \"t\"", "run_loops"), 0, "%s", r.out);
+        cr_expect(strstr(r.out, "\"group\": \"g\""), "%s", r.out);
+        cr_expect_eq(json_after(r.out, "\"group\": \"g\"", "weight"), 100, "%s", r.out);
         expect_clean(&r, &d);
         bin_run_done(&r);
         test_dirs_done(&d);
