@@ -333,6 +333,31 @@ int bench_run(const Sandbox *sb, BenchFn fn, void *userdata, void *out, size_t o
         return r;
 }
 
+/* ---- a command's run */
+
+int bench_main(const char *name, const char *json_arg, const CliCommon *co, BenchSweep sweep,
+               void *userdata) {
+        _cleanup_sandbox_ Sandbox *sb = NULL;
+        BenchReport rep;
+        int r;
+
+        r = cli_install_stop_handlers();
+        if (r < 0)
+                return log_error_errno(r, "Failed to install signal handlers: %m"), 1;
+        if (cli_make_sandbox(co, &sb) < 0)
+                return 1;
+        if (bench_report_open(&rep, json_arg, name, sb) < 0)
+                return 1;
+        r = sweep(userdata, sb, &rep);
+        if (r == -EINTR || cli_stop) {
+                (void) bench_report_close(&rep);
+                return cli_interrupted();
+        }
+        if (bench_report_close(&rep) < 0 || r < 0)
+                return 1;
+        return 0;
+}
+
 /* ---- the report */
 
 int bench_report_open(BenchReport *r, const char *json_arg, const char *name, const Sandbox *sb) {

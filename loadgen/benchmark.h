@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cli.h"
 #include "json.h"
 #include "sandbox.h"
 
@@ -100,6 +101,21 @@ typedef int (*BenchFn)(void *userdata, void *out);
  */
 int bench_run(const Sandbox *sb, BenchFn fn, void *userdata, void *out, size_t out_size);
 
+/* ---- a command's run */
+
+typedef struct BenchReport BenchReport;
+
+/* A benchmark's sweep, given its sandbox and open report: 0, -EINTR, or another error (logged). */
+typedef int (*BenchSweep)(void *userdata, Sandbox *sb, BenchReport *rep);
+
+/*
+ * What a benchmark command does once its arguments are checked: the stop handlers, the run's
+ * sandbox from co, the report (json_arg as bench_report_open()), the sweep, the report closed.
+ * Returns the command's exit code: 0, 1 on a failure (logged), cli_interrupted()'s on a stop.
+ */
+int bench_main(const char *name, const char *json_arg, const CliCommon *co, BenchSweep sweep,
+               void *userdata);
+
 /* ---- the report */
 
 #define BENCH_OPT_JSON \
@@ -108,11 +124,11 @@ int bench_run(const Sandbox *sb, BenchFn fn, void *userdata, void *out, size_t o
         "  -j --json[=FILE]       The raw figures as JSON: on stdout instead of the\n" \
         "                         table, or in FILE beside it.\n"
 
-typedef struct BenchReport {
+struct BenchReport {
         FILE *table; /* where the table goes; NULL when the JSON replaces it */
         Json json; /* .f is NULL without --json */
         FILE *json_file; /* owned, when --json=FILE */
-} BenchReport;
+};
 
 /*
  * Opens the report: json_arg is NULL (no --json), "" or "-" (JSON on stdout, no table) or a file

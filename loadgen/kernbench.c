@@ -479,6 +479,17 @@ static int kernbench_sweep(const Args *a, const TreeOptions *t, Sandbox *sb, Ben
         return 0;
 }
 
+typedef struct Sweep {
+        const Args *a;
+        const TreeOptions *t;
+} Sweep;
+
+static int sweep(void *userdata, Sandbox *sb, BenchReport *rep) {
+        const Sweep *w = userdata;
+
+        return kernbench_sweep(w->a, w->t, sb, rep);
+}
+
 int kernbench_main(int argc, char *argv[]) {
         _cleanup_(args_done) Args a = {
                 .co = CLI_COMMON_INIT,
@@ -486,8 +497,6 @@ int kernbench_main(int argc, char *argv[]) {
                 .label = "default",
                 .runs = 5,
         };
-        _cleanup_sandbox_ Sandbox *sb = NULL;
-        BenchReport rep;
         TreeOptions t;
         int r;
 
@@ -497,19 +506,5 @@ int kernbench_main(int argc, char *argv[]) {
         tree_options_init(&t, a.co.quick);
         if (check_limits(&a, &t) < 0)
                 return EXIT_USAGE;
-        r = cli_install_stop_handlers();
-        if (r < 0)
-                return log_error_errno(r, "Failed to install signal handlers: %m"), 1;
-        if (cli_make_sandbox(&a.co, &sb) < 0)
-                return 1;
-        if (bench_report_open(&rep, a.json, "kernbench", sb) < 0)
-                return 1;
-        r = kernbench_sweep(&a, &t, sb, &rep);
-        if (r == -EINTR || cli_stop) {
-                (void) bench_report_close(&rep);
-                return cli_interrupted();
-        }
-        if (bench_report_close(&rep) < 0 || r < 0)
-                return 1;
-        return 0;
+        return bench_main("kernbench", a.json, &a.co, sweep, &(Sweep){ &a, &t });
 }

@@ -711,6 +711,17 @@ static int schedbench_sweep(const Args *a, Schedbench *s, Sandbox *sb, BenchRepo
         return 0;
 }
 
+typedef struct Sweep {
+        const Args *a;
+        Schedbench *s;
+} Sweep;
+
+static int sweep(void *userdata, Sandbox *sb, BenchReport *rep) {
+        const Sweep *w = userdata;
+
+        return schedbench_sweep(w->a, w->s, sb, rep);
+}
+
 int schedbench_main(int argc, char *argv[]) {
         _cleanup_(args_done) Args a = {
                 .co = CLI_COMMON_INIT,
@@ -727,9 +738,7 @@ int schedbench_main(int argc, char *argv[]) {
         _cleanup_topology_ Topology *t = NULL;
         _cleanup_free_ int *ids = NULL;
         _cleanup_close_ int proc_fd = -EBADF;
-        _cleanup_sandbox_ Sandbox *sb = NULL;
         Schedbench s = { 0 };
-        BenchReport rep;
         int r;
 
         r = parse_args(argc, argv, &a);
@@ -756,19 +765,5 @@ int schedbench_main(int argc, char *argv[]) {
         s.disturb = a.disturb;
         s.disturb_after_usec = a.disturb_after_usec;
         s.hz = residency_ticks_per_s();
-        r = cli_install_stop_handlers();
-        if (r < 0)
-                return log_error_errno(r, "Failed to install signal handlers: %m"), 1;
-        if (cli_make_sandbox(&a.co, &sb) < 0)
-                return 1;
-        if (bench_report_open(&rep, a.json, "schedbench", sb) < 0)
-                return 1;
-        r = schedbench_sweep(&a, &s, sb, &rep);
-        if (r == -EINTR || cli_stop) {
-                (void) bench_report_close(&rep);
-                return cli_interrupted();
-        }
-        if (bench_report_close(&rep) < 0 || r < 0)
-                return 1;
-        return 0;
+        return bench_main("schedbench", a.json, &a.co, sweep, &(Sweep){ &a, &s });
 }
