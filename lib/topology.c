@@ -102,6 +102,10 @@ static int read_cpulist_at(int dirfd, const char *path, unsigned capacity, CpuMa
         r = read_full_at(dirfd, path, CPULIST_MAX_BYTES, &text, NULL);
         if (r < 0)
                 return r;
+        /* A kernel mask never allocated prints its NULL pointer: Debian's kernel (NO_HZ_FULL,
+         * CPUMASK_OFFSTACK) booted without nohz_full= has "  (null)\n" in cpu/nohz_full. */
+        if (streq(text + strspn(text, " "), "(null)\n"))
+                text[0] = '\0';
         r = cpumask_parse(text, CPUMASK_MAX_CPUS, &parsed, NULL);
         if (r < 0)
                 return log_debug_errno(r, "Failed to parse %s \"%s\": %m", path, text);

@@ -266,6 +266,22 @@ Test(topology, root_empty_or_missing_isolated_means_none) {
         rm_rf(tmp);
 }
 
+/* Debian's kernel booted without nohz_full= prints its unallocated mask as "  (null)". */
+Test(topology, root_null_nohz_full_means_none) {
+        _cleanup_free_ char *tmp = make_tmpdir();
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_topology_ Topology *t = NULL;
+
+        copy_fixture("topology/smt-offline", tmp);
+        fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        cr_assert_geq(fd, 0);
+        write_file_at(fd, "sys/devices/system/cpu/nohz_full", "  (null)\n");
+        t = from_root(tmp);
+        cr_expect(cpumask_is_empty(topology_nohz_full_cpus(t)));
+        expect_cpus(topology_usable_cpus(t), "0-4,6", "usable"); /* 5 is still isolated */
+        rm_rf(tmp);
+}
+
 Test(topology, root_malformed_isolated_is_an_error) {
         _cleanup_free_ char *tmp = make_tmpdir();
         _cleanup_close_ int fd = -EBADF;
