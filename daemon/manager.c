@@ -23,6 +23,9 @@
 #include "topology.h"
 #include "tunables.h"
 
+/* How late a tick may fire: the interval is the configured one, not rounded up to a grid. */
+#define TICK_ACCURACY_USEC 1000u
+
 struct Manager {
         char *config_path;
         bool config_optional; /* no --config given: a missing default file means defaults */
@@ -366,7 +369,10 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
 
         (void) s;
-        manager_tick(m, usec, /* force_node_balance= */ false);
+        (void) usec;
+        /* Not usec: that is when the timer was due, and a loop that runs late (a busy or
+         * stopped daemon) would read the counters over a longer span than it divides by. */
+        manager_tick(m, now_usec(), /* force_node_balance= */ false);
         return manager_arm_tick(m, m->tunables.interval_usec);
 }
 
@@ -522,7 +528,9 @@ static int manager_arm(Manager *m) {
                 if (r < 0)
                         return log_error_errno(r, "Failed to watch signal %d: %m", signals[i]);
         }
-        r = sd_event_add_time_relative(m->event, &m->timer, CLOCK_MONOTONIC, 0, 0, on_tick, m);
+        /* An accuracy of 0 would be sd-event's default of 250 ms: ticks of 200 ms every 250. */
+        r = sd_event_add_time_relative(m->event, &m->timer, CLOCK_MONOTONIC, 0, TICK_ACCURACY_USEC,
+                                       on_tick, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to arm the tick: %m");
         /* Heartbeat from the loop itself, so a stalled loop gets the service restarted. */

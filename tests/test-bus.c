@@ -676,6 +676,49 @@ Test(bus, counters_ticks_grow) {
                       before, after);
 }
 
+/* sd-event's default timer accuracy (250 ms) made ticks of 100 ms come every 250 ms. */
+Test(bus, ticks_keep_a_short_interval) {
+        uint64_t before, after;
+
+        start(SYSTEM_BUS, "");
+        call_ok("SetTunable", "ss", "daemon.interval", "100ms");
+        usleep(300 * 1000);
+        before = counter("ticks");
+        usleep(2000 * 1000);
+        after = counter("ticks");
+        cr_expect_geq(after, before + 14, "ticks %" PRIu64 " -> %" PRIu64 " in 2 s at 100 ms",
+                      before, after);
+}
+
+/*
+ * A tick that runs late (the daemon was stopped, or starved of CPU) must divide the counters
+ * by the time they really cover: dividing by the time the timer was due made a busy task use
+ * five CPUs after a stop of one second.
+ */
+Test(bus, a_late_tick_still_sees_a_busy_task_use_at_most_one_cpu) {
+        uint32_t max_util = 0, max_demand = 0;
+        TaskRow row;
+
+        start(SYSTEM_BUS, "");
+        cr_assert(wait_managed(busy[0], &row, 5000), "the busy task was never managed");
+        usleep(500 * 1000);
+        cr_assert_eq(kill(daemon_pid, SIGSTOP), 0);
+        usleep(1000 * 1000);
+        cr_assert_eq(kill(daemon_pid, SIGCONT), 0);
+        /* The ticks right after the stop are the ones a wrong interval shows in. */
+        for (int i = 0; i < 20; i++) {
+                if (find_task(busy[0], &row)) {
+                        max_util = row.util > max_util ? row.util : max_util;
+                        max_demand = row.demand > max_demand ? row.demand : max_demand;
+                }
+                usleep(50 * 1000);
+        }
+        /* 1.3 CPUs: utime comes in ticks of 10 ms, a few of them over a 200 ms interval. */
+        cr_expect_leq(max_util, 13000, "a busy task used %" PRIu32 " permyriad", max_util);
+        cr_expect_leq(max_demand, 13000, "a busy task wanted %" PRIu32 " permyriad", max_demand);
+        cr_expect_gt(max_util, 0, "the busy task was never seen running");
+}
+
 Test(bus, last_tick_is_recent_realtime) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         struct timespec ts;
