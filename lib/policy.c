@@ -815,17 +815,24 @@ static unsigned sort_sources(Ctx *c) {
         return n;
 }
 
-/* Destination before other: lower load per CPU, then nearer to b, then lower index. */
+/*
+ * Destination before other: lower load per CPU, then nearer to b, then lower load, then lower
+ * index. Loads whose per-CPU difference, on the smaller node, is within the slack count as
+ * equal: housekeeping noise on idle nodes must not send a task to the far one first.
+ */
 static bool dest_before(const Ctx *c, unsigned b, unsigned t, unsigned other) {
         const Node *x = &c->nodes[t], *y = &c->nodes[other];
-        int d = cmp_per_cpu(x->load, x->cap, y->load, y->cap);
+        uint64_t lx = x->load * y->cap, ly = y->load * x->cap;
+        uint64_t diff = lx > ly ? lx - ly : ly - lx, mincap = x->cap < y->cap ? x->cap : y->cap;
         unsigned dx = c->dist[(size_t) b * c->n_nodes + t];
         unsigned dy = c->dist[(size_t) b * c->n_nodes + other];
 
-        if (d != 0)
-                return d < 0;
+        if (diff * mincap > SLACK * x->cap * y->cap)
+                return lx < ly;
         if (dx != dy)
                 return dx < dy;
+        if (lx != ly)
+                return lx < ly;
         return t < other;
 }
 

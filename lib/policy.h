@@ -40,8 +40,10 @@
  * The hold is kept per ordered pair (B, T): since when that pair has met these conditions
  * without a break, updated on every tick, balancing or not. Sources are tried busiest first (a
  * busiest node whose load cannot move does not block the next one); destinations, of the pairs
- * held, lowest load per CPU first, then nearest, then lowest id. The task moved is the one whose
- * move leaves B's and T's loads per CPU closest, of those whose move makes that difference
+ * held, lowest load per CPU first (loads within the slack, on the smaller node, count as
+ * equal: housekeeping noise does not outweigh distance), then nearest, then lowest load, then
+ * lowest id. The task moved is the one whose move leaves B's and T's loads per CPU closest, of
+ * those whose move makes that difference
  * strictly smaller (so a move never swaps which node is busier by as much or more: no
  * ping-pong), not moved within migrate_cooldown, with a load (demand, not util: a task starved
  * behind others is the one most worth moving) of at least min_task_load, not foreign
