@@ -30,7 +30,7 @@ BUILD ?= build
 TEST_LABEL ?= plain build
 
 # Recursive (=) on purpose: evaluated when a recipe first needs them, i.e. after `deps` ran.
-PKGS := libcgroup numa hwloc libsystemd inih
+PKGS := libcgroup numa hwloc libsystemd inih json-c
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS = $(shell pkg-config --libs $(PKGS))
 CRITERION_CFLAGS = $(shell pkg-config --cflags criterion)
@@ -74,8 +74,8 @@ BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
 TEST_CFLAGS = -DFIXTURES_DIR='"$(CURDIR)/tests/fixtures"' -DSOURCE_DIR='"$(CURDIR)"' -DBUILD_DIR='"$(CURDIR)/$(BUILD)"' -Itests/support -Idaemon -Iloadgen $(CRITERION_CFLAGS)
 
-.PHONY: all deps run check test test-plain test-sanitize check-unit bench fuzz install clean analyze \
-	format-check format
+.PHONY: all deps run check check-vm test test-plain test-sanitize check-unit bench fuzz install clean \
+	analyze format-check format
 .DEFAULT_GOAL := all
 
 all: $(LIB_A) $(PROGRAMS)

@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <string.h>
 
 static void json_prefix(Json *j) {
         if (j->after_key) {
@@ -94,4 +95,22 @@ void json_double(Json *j, const char *key, double value, unsigned decimals) {
                 fprintf(j->f, "%.*f", (int) decimals, value);
         else
                 fputs("null", j->f);
+}
+
+void json_null(Json *j, const char *key) {
+        json_value(j, key);
+        fputs("null", j->f);
+}
+
+void json_raw(Json *j, const char *key, const char *text) {
+        size_t n = strlen(text);
+
+        while (n > 0 && strchr(" \t\r\n", text[n - 1]))
+                n--;
+        json_value(j, key);
+        for (size_t i = 0; i < n; i++) {
+                fputc(text[i], j->f);
+                if (text[i] == '\n')
+                        fprintf(j->f, "%*s", (int) (2 * j->depth), "");
+        }
 }

@@ -39,3 +39,8 @@ void json_bool(Json *j, const char *key, bool value);
 /* A finite number with up to `decimals` decimals (trailing zeros kept: 1.50); NaN and infinities,
  * which JSON lacks, print as null. */
 void json_double(Json *j, const char *key, double value, unsigned decimals);
+void json_null(Json *j, const char *key);
+/* A value that is already JSON text (another program's output, embedded verbatim), trailing
+ * whitespace dropped and each of its lines indented to this level. Its newlines must all be
+ * between tokens, as any emitter writes them (a string's are escaped); it is not checked. */
+void json_raw(Json *j, const char *key, const char *text);

@@ -18,12 +18,14 @@
 
 #include "benchmark.h"
 #include "cli.h"
+#include "compare.h"
 #include "contest.h"
 #include "cpumask.h"
 #include "json.h"
 #include "load.h"
 #include "log.h"
 #include "macro.h"
+#include "plot.h"
 #include "runner.h"
 #include "sandbox.h"
 #include "scenario.h"
@@ -49,6 +51,16 @@ static void help(void) {
                "  BENCHMARK [OPTIONS]  Run one of the scheduler benchmarks below, sweeping its\n"
                "                       axis, and print the seed mail's table (see loadgen\n"
                "                       BENCHMARK --help).\n"
+               "  compare [OPTIONS] -- SUITE [SUITE OPTIONS]\n"
+               "                       Run contest or a benchmark once with no daemon and once\n"
+               "                       per cgbalanced config, starting the daemon itself, and\n"
+               "                       print one table with a row per config (see loadgen\n"
+               "                       compare --help).\n"
+               "  sweep KEY=V1,V2,... [OPTIONS] -- SUITE [SUITE OPTIONS]\n"
+               "                       The same across values of one tunable (see loadgen\n"
+               "                       sweep --help).\n"
+               "  plot RESULTS.json    Draw compare's or sweep's results with gnuplot, as PNG\n"
+               "                       and SVG (see loadgen plot --help).\n"
                "\n"
                "Benchmarks:\n");
         for (size_t i = 0; i < n_benchmarks; i++)
@@ -516,6 +528,12 @@ int main(int argc, char *argv[]) {
                 return cmd_run(argc - optind, argv + optind);
         if (streq(argv[optind], "contest"))
                 return cmd_contest(argc - optind, argv + optind);
+        if (streq(argv[optind], "plot"))
+                return plot_main(argc - optind, argv + optind);
+        if (streq(argv[optind], "compare"))
+                return compare_main(argc - optind, argv + optind);
+        if (streq(argv[optind], "sweep"))
+                return sweep_main(argc - optind, argv + optind);
         b = benchmark_find(argv[optind]);
         if (b) {
                 int first = optind;
