@@ -3,6 +3,8 @@
 #   make            build everything into build/
 #   make run        install missing Debian packages, build, run the daemon in the foreground
 #   make check      install missing packages, build, run every test (plain and sanitized build)
+#   make check-vm   build, run tests/vm/cases/ as root in qemu guests with NUMA nodes and cgroup v2
+#                   (VM_CASES="00 10" picks some); tests/vm/vm-run installs qemu and the kernel
 #   make bench      build and run the benchmarks under bench/
 #   make fuzz       run each libFuzzer target for FUZZ_SECONDS (clang)
 #   make install    PREFIX=/usr/local DESTDIR=
@@ -143,6 +145,14 @@ check-unit: all
 
 check: deps
 	@$(MAKE) --no-print-directory test
+
+# The multi-node cgroup v2 checks, in emulated machines (a few minutes).
+check-vm: deps
+	@$(MAKE) --no-print-directory check-vm-run
+
+.PHONY: check-vm-run
+check-vm-run: all $(TEST_BINS)
+	@tests/vm/check-vm $(CURDIR)/$(BUILD) $(VM_CASES)
 
 run: deps
 	@$(MAKE) --no-print-directory all

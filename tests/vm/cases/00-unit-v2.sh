@@ -1,0 +1,86 @@
+#!/bin/bash
+# vm: nodes=4 cpus=2
+# The unit tests that touch real cgroups, CPUs and nodes, run where those are what the daemon is
+# for: cgroup v2 with cpu and cpuset, four nodes. On a v1 or one-node host several of them skip;
+# here they must run and pass. Prints each binary's counts, its skips with their reasons and its
+# failures with their first diagnostics.
+set -u
+bins=(test-cgroup test-topology test-sampler test-actuator)
+bin_timeout=${CGB_UNIT_TIMEOUT:-200} # guest seconds per binary
+
+cgroups() { find /sys/fs/cgroup -mindepth 1 -type d | sort; }
+
+# A binary must remove the cgroups and end the processes it made; what it left is named (it fails
+# the binary) and removed here, so the next binary and the next case start clean.
+left_behind() {
+        local b=$1 before=$2 new=() pids=() cg
+        mapfile -t pids < <(pgrep -x "${b:0:15}")
+        if [ "${#pids[@]}" -gt 0 ]; then
+                echo "    $b left ${#pids[@]} processes running: ${pids[*]}"
+                kill -KILL "${pids[@]}" 2>/dev/null
+        fi
+        mapfile -t new < <(cgroups | comm -13 "$before" - | sort -r)
+        if [ "${#new[@]}" -gt 0 ]; then
+                echo "    $b left cgroups: ${new[*]}"
+                for cg in "${new[@]}"; do echo 1 >"$cg/cgroup.kill"; done 2>/dev/null
+                sleep 0.2
+                for cg in "${new[@]}"; do rmdir "$cg"; done
+        fi
+        [ "${#pids[@]}" -eq 0 ] && [ "${#new[@]}" -eq 0 ]
+}
+
+nodes=$(find /sys/devices/system/node -maxdepth 1 -name "node[0-9]*" | wc -l)
+echo "machine: $(nproc) CPUs, $nodes nodes, cgroup2 controllers '$(cat /sys/fs/cgroup/cgroup.subtree_control)'"
+if [ "$nodes" -lt 2 ] || ! grep -qw cpuset /sys/fs/cgroup/cgroup.subtree_control; then
+        echo "this machine is not what the '# vm:' line asks for (nodes $nodes); refusing to judge"
+        exit 1
+fi
+
+failed_bins=() total_pass=0 total_fail=0 total_skip=0
+for b in "${bins[@]}"; do
+        exe=$CGB_BUILD/tests/$b
+        if [ ! -x "$exe" ]; then
+                echo "$b: missing: $exe is not built (make BUILD=... $exe)"
+                failed_bins+=("$b")
+                continue
+        fi
+        tap=$CGB_OUT/$b.tap
+        cgroups >"$CGB_OUT/$b.cgroups-before"
+        t0=$(date +%s)
+        timeout -k 5 "$bin_timeout" "$exe" --jobs=1 --output=tap:"$tap" >"$CGB_OUT/$b.log" 2>&1
+        rc=$?
+        secs=$(($(date +%s) - t0))
+        clean=1
+        left_behind "$b" "$CGB_OUT/$b.cgroups-before" || clean=0
+        if [ "$rc" -eq 124 ]; then
+                echo "$b: timed out after $bin_timeout s (CGB_UNIT_TIMEOUT); the last tests it ran:"
+                grep '^\[\(PASS\|FAIL\|SKIP\)\]' "$CGB_OUT/$b.log" | tail -n 3 | sed 's/^/    /'
+                failed_bins+=("$b")
+                continue
+        fi
+        if [ ! -s "$tap" ]; then
+                echo "$b: wrote no TAP results (exit $rc); its output:"
+                tail -n 20 "$CGB_OUT/$b.log" | sed 's/^/    /'
+                failed_bins+=("$b")
+                continue
+        fi
+        ok=$(grep -c '^ok ' "$tap")
+        skip=$(grep -c '^ok .*# SKIP' "$tap")
+        fail=$(grep -c '^not ok' "$tap")
+        pass=$((ok - skip))
+        echo "$b: $pass passed, $fail failed, $skip skipped ($secs s)"
+        grep '^ok .*# SKIP' "$tap" | sed 's/^ok - /    skipped: /'
+        awk '/^not ok/ { n = 8; print "    FAILED: " $0; next } /^(ok|not ok)/ { n = 0 }
+                n > 0 && /^ / { print "    " $0; n-- }' "$tap"
+        total_pass=$((total_pass + pass)) total_fail=$((total_fail + fail)) total_skip=$((total_skip + skip))
+        if [ "$fail" -gt 0 ] || [ "$rc" -ne 0 ] || [ "$clean" -eq 0 ]; then
+                [ "$fail" -eq 0 ] && echo "    exited $rc outside any test (see $b.log)"
+                failed_bins+=("$b")
+        fi
+done
+
+echo "unit tests on cgroup v2, $nodes nodes: $total_pass passed, $total_fail failed, $total_skip skipped"
+if [ "${#failed_bins[@]}" -gt 0 ]; then
+        echo "failing: ${failed_bins[*]}"
+        exit 1
+fi
