@@ -466,7 +466,9 @@ static double json_load_value(const char *json, const char *name, const char *ke
         return v;
 }
 
-Test(contest, quick_with_every_load_prints_the_seed_tables_and_leaves_nothing, .timeout = 300) {
+/* The timeout bounds a hang, not the speed: with the quick tree process_load alone takes 54 s on
+ * a quiet host here (Ratio 22), and the ten loads together went past 300 s. */
+Test(contest, quick_with_every_load_prints_the_seed_tables_and_leaves_nothing, .timeout = 900) {
         _cleanup_free_ char *json_dir = NULL, *json_path = NULL, *json = NULL;
         Table t[16];
         Dirs d;
@@ -532,15 +534,19 @@ Test(contest, sigint_mid_run_ends_everything_and_leaves_nothing, .timeout = 120)
         bin_start(&r, (const char *const[]){ LOADGEN, "contest", "--quick", "--runs", "2",
                                              "--loads", "process_load,ctar_load", "--dir", d.dir,
                                              "--other-dir", d.other, NULL });
-        /* In the middle: process_load's second run, the ring and a compile both running. */
+        /* In the middle: a process_load run, the ring and a compile both running. Not its second
+         * run: on some hosts the ring starves the compile for minutes (see the README's contest
+         * table), and the first run is as much the middle of the contest. */
         while (now_usec() - t0 < 90 * 1000000u) {
                 free(err);
                 err = read_all(r.err_path);
-                if (strstr(err, "process_load run 2 of 2"))
+                if (strstr(err, "process_load run 1 of 2"))
                         break;
                 usleep(100000);
         }
-        cr_assert(strstr(err, "process_load run 2 of 2"), "never got there: %s", err);
+        if (!strstr(err, "process_load run 1 of 2"))
+                (void) kill(r.pid, SIGKILL); /* don't leave it loading the next tests */
+        cr_assert(strstr(err, "process_load run 1 of 2"), "never got there: %s", err);
         usleep(1500000);
         cr_assert_eq(kill(r.pid, SIGINT), 0);
         bin_finish(&r);
