@@ -314,8 +314,28 @@ static void manager_keep(Manager *m, const PolicySnapshot *snap, const SamplerSy
         m->last_tick_realtime_usec = realtime_usec();
 }
 
+/* The kept node loads in CPUs, in node order ("2.00/0.43"), into buf; "-" without them. */
+static const char *format_node_loads(const Manager *m, char *buf, size_t size) {
+        size_t len = 0;
+
+        buf[0] = '\0';
+        if (!m->node_loads)
+                return "-";
+        for (unsigned i = 0; i < topology_n_nodes(m->topo) && len < size; i++) {
+                int n = snprintf(buf + len, size - len, "%s%" PRIu64 ".%02" PRIu64, i ? "/" : "",
+                                 m->node_loads[i] / 10000, m->node_loads[i] % 10000 / 100);
+
+                if (n < 0)
+                        break;
+                len += (size_t) n;
+        }
+        return buf;
+}
+
 /* One tick: sample, plan, act. Failures of one tick are logged; the loop goes on. */
 static void manager_tick(Manager *m, uint64_t now, bool force_node_balance) {
+        char loads[256];
+        size_t n_moves, n_weights;
         _cleanup_plan_ Plan *plan = NULL;
         const PolicySnapshot *snap;
         const SamplerSystem *sys;
@@ -337,10 +357,8 @@ static void manager_tick(Manager *m, uint64_t now, bool force_node_balance) {
                 log_warning_errno(r, "Failed to plan, skipping this tick: %m");
                 return;
         }
-        log_debug("tick %" PRIu64 ": %u groups, %u tasks, %u threads, sampled in %" PRIu64
-                  " us; %zu moves, %zu weight changes",
-                  m->ticks, sys->n_cgroups, sys->n_tasks, sys->n_threads, sys->sample_usec,
-                  plan->n_moves, plan->n_weights);
+        n_moves = plan->n_moves;
+        n_weights = plan->n_weights;
         if (!m->paused) {
                 r = actuator_apply(
                         m->actuator, plan, snap, manager_dry_run(m),
@@ -350,6 +368,10 @@ static void manager_tick(Manager *m, uint64_t now, bool force_node_balance) {
                                         m->tunables.state_directory);
         }
         manager_keep(m, snap, sys, TAKE_PTR(plan));
+        log_debug("tick %" PRIu64 ": %u groups, %u tasks, %u threads, sampled in %" PRIu64
+                  " us; node loads %s; %zu moves, %zu weight changes",
+                  m->ticks, sys->n_cgroups, sys->n_tasks, sys->n_threads, sys->sample_usec,
+                  format_node_loads(m, loads, sizeof loads), n_moves, n_weights);
         manager_notify_status(m, now);
         bus_tick_done(m->bus);
 }
