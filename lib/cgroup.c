@@ -933,15 +933,70 @@ static size_t group_bases(const CgroupLayout *l, Hierarchy out[static N_BASES]) 
         return n;
 }
 
-/* Moves the processes in a cgroup2 group to its parent. */
-static int unified_move_to_parent(const char *dir, const char *parent) {
-        _cleanup_free_ char *dst = NULL;
+/*
+ * 1 if the cgroup2 group base/group may hold processes, 0 if not. v2 keeps them out of a domain
+ * group below the root that enables controllers for its children ("no internal processes"), and
+ * out of an invalid one; a threaded group or the root of a threaded subtree may have both. The
+ * root of the mount is taken to: only the real root is exempt, so where the mount is the root of a
+ * cgroup namespace that enables controllers, the move fails (-EBUSY).
+ */
+static int unified_may_hold(const char *base, const char *group) {
+        _cleanup_free_ char *type_path = NULL, *type = NULL, *ctl_path = NULL, *ctl = NULL;
+        int r;
+
+        if (!*group)
+                return 1;
+        r = build_path(&type_path, base, group, "cgroup.type");
+        if (r >= 0)
+                r = read_file(type_path, CONTROL_FILE_SIZE_MAX, &type);
+        if (r < 0 && r != -ENOENT) /* ENOENT: before Linux 4.14 every group is a domain */
+                return r;
+        if (type) {
+                type[strcspn(type, "\n")] = '\0';
+                if (streq(type, "threaded") || streq(type, "domain threaded"))
+                        return 1;
+                if (streq(type, "domain invalid"))
+                        return 0;
+        }
+        r = build_path(&ctl_path, base, group, "cgroup.subtree_control");
+        if (r >= 0)
+                r = read_file(ctl_path, CONTROL_FILE_SIZE_MAX, &ctl);
+        if (r < 0)
+                return r;
+        return ctl[strspn(ctl, " \n")] == '\0';
+}
+
+/* The nearest proper ancestor of a non-root cgroup2 group that may hold processes: the root at
+ * worst. */
+static int unified_holder(const char *base, const char *group, char **ret) {
+        _cleanup_free_ char *g = parent_of(group);
+
+        if (!g)
+                return -ENOMEM;
+        for (;;) {
+                int r = unified_may_hold(base, g);
+                char *slash;
+
+                if (r < 0)
+                        return r;
+                if (r > 0)
+                        break;
+                slash = strrchr(g, '/'); /* up one level; "" (the root) always may */
+                *(slash ? slash : g) = '\0';
+        }
+        *ret = TAKE_PTR(g);
+        return 0;
+}
+
+/* Moves the processes in the cgroup2 directory dir to the one at dst. */
+static int unified_move_procs(const char *dir, const char *dst) {
+        _cleanup_free_ char *procs = NULL;
         _cleanup_free_ pid_t *pids = NULL;
         _cleanup_close_ int fd = -EBADF;
         size_t n = 0;
         int r;
 
-        r = build_path(&dst, parent, NULL, "cgroup.procs");
+        r = build_path(&procs, dst, NULL, "cgroup.procs");
         if (r < 0)
                 return r;
         fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -954,27 +1009,28 @@ static int unified_move_to_parent(const char *dir, const char *parent) {
                 char buf[16];
 
                 (void) snprintf(buf, sizeof buf, "%d", (int) pids[i]);
-                r = write_file(dst, buf);
+                r = write_file(procs, buf);
                 if (r < 0 && r != -ESRCH) /* ESRCH: it exited meanwhile */
                         return r;
         }
         return 0;
 }
 
+/* Removes a cgroup2 group, its processes moved to the nearest ancestor that may hold them. */
 static int unified_remove(const CgroupLayout *l, const char *group) {
-        _cleanup_free_ char *dir = NULL, *parent = NULL, *pgroup = parent_of(group);
+        _cleanup_free_ char *dir = NULL, *dst = NULL, *holder = NULL;
         int r;
 
-        if (!pgroup)
-                return -ENOMEM;
         r = build_path(&dir, l->unified_path, group, NULL);
         if (r >= 0)
-                r = build_path(&parent, l->unified_path, pgroup, NULL);
+                r = unified_holder(l->unified_path, group, &holder);
+        if (r >= 0)
+                r = build_path(&dst, l->unified_path, holder, NULL);
         if (r < 0)
                 return r;
         /* A process forking meanwhile lands in the group again: try a few times. */
         for (int i = 0; i < 3; i++) {
-                r = unified_move_to_parent(dir, parent);
+                r = unified_move_procs(dir, dst);
                 if (r < 0)
                         return r;
                 if (rmdir(dir) >= 0)
@@ -1013,16 +1069,18 @@ int cgroup_remove(const CgroupLayout *l, const char *path) {
         }
         if (!found)
                 return -ENOENT;
-        if (nh > 0) {
+        /* libcgroup moves the tasks to the parent, then removes. On v2 the parent refuses them
+         * if it enables controllers for its children, as libcgroup's own groups do: there
+         * unified_remove() does both, to the nearest ancestor that takes them. */
+        if (nh > 0 && l->mode != CGROUP_MODE_V2) {
                 r = lc_new(path, h, nh, &cg);
                 if (r < 0)
                         return r;
-                /* moves the tasks to the parent, then removes */
                 r = cgroup_delete_cgroup(cg, /* ignore_migration= */ 0);
                 if (r != 0)
                         return lc_error(r, "delete", path);
         }
-        if (unified_by_hand(l)) {
+        if (l->mode == CGROUP_MODE_V2 || unified_by_hand(l)) {
                 r = unified_remove(l, path);
                 if (r < 0 && r != -ENOENT)
                         return r;

@@ -168,8 +168,10 @@ int cgroup_create(const CgroupLayout *l, const char *path);
 /*
  * Removes the group (only the last path component) from every hierarchy where it exists. Tasks
  * still in it are moved to the parent group first, as libcgroup does, so removing never kills
- * nor strands a task. -EBUSY, before anything is changed, if it has child groups; -ENOENT if it
- * exists nowhere.
+ * nor strands a task. On v2 a parent that enables controllers for its children may hold no
+ * processes (as every parent cgroup_create() made): they go to the nearest ancestor that may, the
+ * root at worst. -EBUSY, before anything is changed, if it has child groups; -ENOENT if it exists
+ * nowhere.
  */
 int cgroup_remove(const CgroupLayout *l, const char *path);
 

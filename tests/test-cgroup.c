@@ -794,9 +794,9 @@ Test(cgroup, kill_all_refuses_to_kill_its_caller) {
 #define SLICE "cgbalance.slice"
 
 static CgroupLayout live;
-static char live_group[128], live_inner[160];
+static char live_group[128], live_inner[160], live_sibling[160];
 static bool live_ready, slice_existed;
-static pid_t kids[8];
+static pid_t kids[16];
 static size_t n_kids;
 static char freezer_group[64]; /* a v1 freezer group of ours, "" if none */
 
@@ -842,6 +842,7 @@ static void live_begin(void) {
         slice_existed = dir_exists(live.cpu_path, SLICE);
         (void) snprintf(live_group, sizeof live_group, SLICE "/test-cgroup-%d", (int) getpid());
         (void) snprintf(live_inner, sizeof live_inner, "%s/inner", live_group);
+        (void) snprintf(live_sibling, sizeof live_sibling, "%s-sibling", live_group);
         live_ready = true;
 }
 
@@ -850,10 +851,35 @@ static void live_create(void) {
         cr_assert_eq(cgroup_create(&live, live_group), 0);
 }
 
+static void live_end(void);
+
+/* Criterion runs no .fini after cr_skip_test(): clean up first, or what the test made stays. */
+#define live_skip(...)                     \
+        do {                               \
+                live_end();                \
+                cr_skip_test(__VA_ARGS__); \
+        } while (0)
+
 static void need_v1_cpuset(void) {
         if (live.mode == CGROUP_MODE_V2 || !live.cpuset_path[0])
-                cr_skip_test("needs a cgroup v1 cpuset (mode %s)",
-                             cgroup_mode_to_string(live.mode));
+                live_skip("needs a cgroup v1 cpuset (mode %s)", cgroup_mode_to_string(live.mode));
+}
+
+/*
+ * live_inner, for tests that put processes in both it and live_group. On v2, cgroup_create() would
+ * enable the controllers for live_group's children, and v2 keeps processes out of a group that
+ * does ("no internal processes"): there it is made by hand, without controllers, still a child
+ * group whose processes are live_group's descendants.
+ */
+static void live_create_inner(void) {
+        _cleanup_free_ char *dir = NULL;
+
+        if (live.mode != CGROUP_MODE_V2) {
+                cr_assert_eq(cgroup_create(&live, live_inner), 0);
+                return;
+        }
+        cr_assert_gt(asprintf(&dir, "%s/%s", live.unified_path, live_inner), 0);
+        cr_assert_eq(mkdir(dir, 0755), 0, "%s: %s", dir, strerror(errno));
 }
 
 /* Runs even when an assertion failed: kill our children, then remove what we made, through the
@@ -891,9 +917,11 @@ static void live_end(void) {
         (void) cgroup_kill_all(&live, live_group, 2 * USEC_PER_SEC);
         (void) cgroup_remove(&live, live_inner);
         (void) cgroup_remove(&live, live_group);
+        (void) cgroup_remove(&live, live_sibling);
         n = live_bases(bases);
         for (size_t i = 0; i < n; i++) {
-                const char *rel[] = { live_inner, live_group, slice_existed ? NULL : SLICE };
+                const char *rel[] = { live_inner, live_group, live_sibling,
+                                      slice_existed ? NULL : SLICE };
 
                 for (size_t j = 0; j < ELEMENTSOF(rel) && rel[j]; j++) {
                         _cleanup_free_ char *p = NULL;
@@ -1184,7 +1212,7 @@ Test(cgroup_live, set_cpuset_writes_cpus_and_mems) {
 
         live_create();
         if (!live.cpuset_path[0])
-                cr_skip_test("no cpuset controller here");
+                live_skip("no cpuset controller here");
         cr_assert_eq(cpumask_parse("0", 64, &cpus, NULL), 0);
         cr_assert_eq(cpumask_parse("0", 64, &mems, NULL), 0);
         cr_assert_eq(cgroup_set_cpuset(&live, live_group, cpus, mems), 0);
@@ -1217,7 +1245,7 @@ Test(cgroup_live, set_cpuset_outside_the_parent_is_eacces) {
         live_create();
         need_v1_cpuset();
         if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-                cr_skip_test("needs two CPUs");
+                live_skip("needs two CPUs");
         cr_assert_eq(cpumask_parse("0", 64, &cpu0, NULL), 0);
         cr_assert_eq(cpumask_parse("1", 64, &cpu1, NULL), 0);
         cr_assert_eq(cgroup_set_cpuset(&live, live_group, cpu0, NULL), 0);
@@ -1250,7 +1278,7 @@ Test(cgroup_live, attach_tid_moves_only_that_thread) {
 
         live_create();
         if (live.mode == CGROUP_MODE_V2)
-                cr_skip_test("threads move alone only on cgroup v1");
+                live_skip("threads move alone only on cgroup v1");
         pid = spawn_two_threads(&tid);
         cr_assert_eq(cgroup_attach_tid(&live, live_group, tid), 0);
         cr_expect(task_in(pid, tid, "cpu", live_group), "thread not moved");
@@ -1321,15 +1349,15 @@ Test(cgroup_live, pressure_counts_stalls_of_the_group) {
 
         live_create();
         if (live.mode == CGROUP_MODE_V1)
-                cr_skip_test("no cgroup2 mount: no per-group pressure");
+                live_skip("no cgroup2 mount: no per-group pressure");
         cr_assert_gt(ncpu, 0);
         if (ncpu + 1 > (long) ELEMENTSOF(kids))
-                cr_skip_test("too many CPUs to overload with %zu children", ELEMENTSOF(kids));
+                live_skip("too many CPUs to overload with %zu children", ELEMENTSOF(kids));
         for (long i = 0; i <= ncpu; i++)
                 cr_assert_eq(cgroup_attach_pid(&live, live_group, spawn(burn_forever)), 0);
         r = cgroup_read_pressure(&live, live_group, "cpu", &before);
         if (r == -ENOENT || r == -EOPNOTSUPP)
-                cr_skip_test("no pressure files for groups: %s", strerror(-r));
+                live_skip("no pressure files for groups: %s", strerror(-r));
         cr_assert_eq(r, 0, "%s", strerror(-r));
         sleep_ms(1000);
         cr_assert_eq(cgroup_read_pressure(&live, live_group, "cpu", &after), 0);
@@ -1339,12 +1367,23 @@ Test(cgroup_live, pressure_counts_stalls_of_the_group) {
                      after.some.total_usec);
 }
 
+/* Whether a cgroup2 group enables any controller for its children. */
+static bool live_controls_children(const char *group) {
+        _cleanup_free_ char *ctl = live_read(live.unified_path, group, "cgroup.subtree_control");
+
+        return ctl[strspn(ctl, " \n")] != '\0';
+}
+
 Test(cgroup_live, remove_moves_tasks_to_the_parent_and_deletes_everywhere) {
-        const char *bases[5], *h[5];
+        const char *bases[5], *h[5], *dst = SLICE;
         size_t nb, nh;
         pid_t pid;
 
         live_create();
+        /* v2 keeps processes out of a parent that enables controllers for its children, as
+         * cgroup_create() made the slice do: the next one up is the root, which takes them. */
+        if (live.mode == CGROUP_MODE_V2 && live_controls_children(SLICE))
+                dst = "";
         pid = spawn(sleep_forever);
         cr_assert_eq(cgroup_attach_pid(&live, live_group, pid), 0);
         cr_assert_eq(cgroup_remove(&live, live_group), 0);
@@ -1353,7 +1392,44 @@ Test(cgroup_live, remove_moves_tasks_to_the_parent_and_deletes_everywhere) {
                 cr_expect_not(dir_exists(bases[i], live_group), "%s/%s left", bases[i], live_group);
         nh = live_hierarchies(h);
         for (size_t i = 0; i < nh; i++)
-                cr_expect(task_in(pid, pid, h[i], SLICE), "not in the parent in \"%s\"", h[i]);
+                cr_expect(task_in(pid, pid, h[i], dst), "not in \"/%s\" in \"%s\"", dst, h[i]);
+}
+
+/* Two levels that may not hold the task are passed over, and a parent that may takes it. */
+Test(cgroup_live, remove_on_v2_moves_tasks_to_the_nearest_ancestor_that_may_hold_them) {
+        _cleanup_free_ char *ctl = NULL, *off = NULL, *dir = NULL, *at = NULL;
+        pid_t pid;
+
+        live_create();
+        if (live.mode != CGROUP_MODE_V2)
+                live_skip("only v2 keeps processes out of groups with controlled children");
+        cr_assert_eq(cgroup_create(&live, live_inner), 0);
+        cr_assert(live_controls_children(SLICE), "cgroup_create() enabled no controller");
+        cr_assert(live_controls_children(live_group), "cgroup_create() enabled no controller");
+        pid = spawn(sleep_forever);
+        cr_assert_eq(cgroup_attach_pid(&live, live_inner, pid), 0);
+        cr_assert_eq(cgroup_remove(&live, live_inner), 0);
+        cr_expect_not(dir_exists(live.unified_path, live_inner), "%s left", live_inner);
+        at = task_cgroup(pid, pid, "");
+        cr_expect_str_eq(at, "/", "neither %s nor %s may hold it, the root may", live_group, SLICE);
+
+        /* With its controllers off, live_group may hold processes and is the nearest. */
+        ctl = live_read(live.unified_path, live_group, "cgroup.subtree_control");
+        off = calloc(1, 2 * strlen(ctl) + 1);
+        cr_assert_not_null(off);
+        for (char *p = ctl, *w; (w = strsep(&p, " \n"));)
+                if (*w) {
+                        strcat(off, *off ? " -" : "-");
+                        strcat(off, w);
+                }
+        live_write(live.unified_path, live_group, "cgroup.subtree_control", off);
+        cr_assert_not(live_controls_children(live_group));
+        cr_assert_gt(asprintf(&dir, "%s/%s", live.unified_path, live_inner), 0);
+        cr_assert_eq(mkdir(dir, 0755), 0, "%s: %s", dir, strerror(errno));
+        cr_assert_eq(cgroup_attach_pid(&live, live_inner, pid), 0);
+        cr_assert_eq(cgroup_remove(&live, live_inner), 0);
+        cr_expect_not(dir_exists(live.unified_path, live_inner), "%s left", live_inner);
+        cr_expect(task_in(pid, pid, "", live_group), "not moved to %s", live_group);
 }
 
 Test(cgroup_live, remove_with_a_child_group_is_ebusy_and_changes_nothing) {
@@ -1387,8 +1463,7 @@ Test(cgroup_live, set_weight_of_missing_group_is_enoent) {
 
 static void need_memory(void) {
         if (!live.memory_path[0])
-                cr_skip_test("no memory controller here (mode %s)",
-                             cgroup_mode_to_string(live.mode));
+                live_skip("no memory controller here (mode %s)", cgroup_mode_to_string(live.mode));
 }
 
 static const char *limit_file(void) {
@@ -1454,7 +1529,7 @@ Test(cgroup_live, memory_max_bounds_the_peak_of_a_child) {
         cr_assert(run_toucher(16 * MiB, &pid), "the child died touching 16 MiB of 32");
         r = cgroup_read_memory_peak(&live, live_group, &peak);
         if (r == -EOPNOTSUPP)
-                cr_skip_test("no memory.peak: Linux before 5.19");
+                live_skip("no memory.peak: Linux before 5.19");
         cr_assert_eq(r, 0, "%s", strerror(-r));
         cr_expect_geq(peak, 16 * MiB, "peak %" PRIu64, peak);
         cr_expect_leq(peak, 32 * MiB, "peak %" PRIu64, peak);
@@ -1482,7 +1557,7 @@ Test(cgroup_live, memory_max_keeps_swap_out_of_the_limit) {
         cr_assert_gt(asprintf(&swap_path, "%s/%s/%s", live.memory_path, live_group, swap_file()),
                      0);
         if (access(swap_path, F_OK) < 0)
-                cr_skip_test("no swap accounting: %s", swap_path);
+                live_skip("no swap accounting: %s", swap_path);
         for (size_t i = 0; i < ELEMENTSOF(steps); i++) {
                 _cleanup_free_ char *want = NULL, *limit = NULL, *swap = NULL;
                 int r = cgroup_set_memory_max(&live, live_group, steps[i]);
@@ -1504,7 +1579,7 @@ Test(cgroup_live, memory_max_below_use_is_ebusy_on_v1_and_keeps_the_limit) {
         live_create();
         need_memory();
         if (live.mode == CGROUP_MODE_V2)
-                cr_skip_test("v2 takes the limit and OOM-kills instead");
+                live_skip("v2 takes the limit and OOM-kills instead");
         cr_assert_eq(cgroup_set_memory_max(&live, live_group, 64 * MiB), 0);
         cr_assert(run_toucher(16 * MiB, &pid), "the child died touching 16 MiB of 64");
         /* no swap: the child's anonymous memory cannot be reclaimed */
@@ -1528,7 +1603,7 @@ Test(cgroup_live, list_procs_lists_attached_processes_once) {
         pid_t a, b, tid;
 
         live_create();
-        cr_assert_eq(cgroup_create(&live, live_inner), 0);
+        live_create_inner();
         a = spawn_two_threads(&tid);
         b = spawn(sleep_forever);
         cr_assert_eq(cgroup_attach_pid(&live, live_group, a), 0);
@@ -1573,20 +1648,27 @@ static pid_t spawn_split(const char *base) {
 }
 
 Test(cgroup_live, kill_all_ends_a_forking_group_its_children_and_nothing_else) {
-        pid_t forker, inner, outside, in_parent, split_mem = 0, split_mirror = 0;
+        pid_t forker, inner, outside, in_sibling, in_parent = 0, split_mem = 0, split_mirror = 0;
         const char *bases[5];
         size_t nb;
         int r;
 
         live_create();
-        cr_assert_eq(cgroup_create(&live, live_inner), 0);
+        live_create_inner();
+        cr_assert_eq(cgroup_create(&live, live_sibling), 0);
         forker = spawn(fork_forever);
         inner = spawn(sleep_forever);
         outside = spawn(sleep_forever);
-        in_parent = spawn(sleep_forever);
+        in_sibling = spawn(sleep_forever);
         cr_assert_eq(cgroup_attach_pid(&live, live_group, forker), 0);
         cr_assert_eq(cgroup_attach_pid(&live, live_inner, inner), 0);
-        cr_assert_eq(cgroup_attach_pid(&live, SLICE, in_parent), 0);
+        /* Its name starts with the group's: a match by prefix would take it. */
+        cr_assert_eq(cgroup_attach_pid(&live, live_sibling, in_sibling), 0);
+        /* On v2 the slice enables controllers for the groups in it and may hold no process. */
+        if (live.mode != CGROUP_MODE_V2) {
+                in_parent = spawn(sleep_forever);
+                cr_assert_eq(cgroup_attach_pid(&live, SLICE, in_parent), 0);
+        }
         /* In the group in one hierarchy only: in memory, not in cpu, which lists processes. */
         if (live.mode != CGROUP_MODE_V2 && live.memory_path[0] &&
             !streq(live.memory_path, live.cpu_path))
@@ -1611,7 +1693,9 @@ Test(cgroup_live, kill_all_ends_a_forking_group_its_children_and_nothing_else) {
         if (split_mirror)
                 cr_expect(killed_by_sigkill(reap(split_mirror)), "process in the mirror only");
         cr_expect(still_running(outside), "a process outside was killed");
-        cr_expect(still_running(in_parent), "a process in the parent group was killed");
+        cr_expect(still_running(in_sibling), "a process in a sibling group was killed");
+        if (in_parent)
+                cr_expect(still_running(in_parent), "a process in the parent group was killed");
         cr_expect_eq(cgroup_remove(&live, live_inner), 0);
         cr_expect_eq(cgroup_remove(&live, live_group), 0);
 }
@@ -1659,7 +1743,7 @@ Test(cgroup_live, kill_all_gives_up_with_ebusy_on_frozen_processes) {
 
         live_create();
         if (access(FREEZER "/tasks", F_OK) < 0)
-                cr_skip_test("no cgroup v1 freezer at " FREEZER);
+                live_skip("no cgroup v1 freezer at " FREEZER);
         pid = spawn(sleep_forever);
         text = pid_text(pid);
         cr_assert_eq(cgroup_attach_pid(&live, live_group, pid), 0);
