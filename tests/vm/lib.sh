@@ -330,15 +330,52 @@ cgb_daemon_tick() {
         echo "${t:-0}"
 }
 
+# Waits, without polling, until a line of the daemon's log (from its start) makes the function
+# FUNC (called with the line as $1) succeed, at most SECONDS; fails otherwise. A waiter that
+# forked every 200 ms cost the emulated guest more than a CPU on its node (case 12 saw node 1 at
+# 0.6-2.1 busy CPUs where the tasks made 0.4), enough to decide what the daemon did there. The
+# lines are read by bash (awk buffers a pipe), from tail on a descriptor (in a pipe, tail would
+# outlive the reader until its next write failed, or the timeout).
+cgb_log_wait() {
+        local secs=$1 func=$2 fd pid line rc=1
+        exec {fd}< <(exec timeout "$secs" tail -n +1 -s 0.5 -F "$CGB_DAEMON_LOG" 2>/dev/null)
+        pid=$!
+        while IFS= read -r -u "$fd" line; do
+                if "$func" "$line"; then
+                        rc=0
+                        break
+                fi
+        done
+        exec {fd}<&-
+        kill -TERM "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+        return "$rc"
+}
+
+# Succeeds for a tick line of tick CGB_WANT_TICK or later.
+cgb_is_tick_line() {
+        [[ $1 =~ ^cgbalanced:\ tick\ ([0-9]+): ]] && ((BASH_REMATCH[1] >= CGB_WANT_TICK))
+}
+
+# Succeeds for a cross-node move line ("Moved pid ... node A -> B", A != B).
+cgb_is_cross_move_line() {
+        [[ $1 =~ ^cgbalanced:\ Moved\ pid\ [0-9]+\ .*node\ ([0-9]+)\ -\>\ ([0-9]+) ]] &&
+                ((BASH_REMATCH[1] != BASH_REMATCH[2]))
+}
+
 # Waits until the daemon has logged N more ticks than now, at most N * interval * 10 + 10 s.
 cgb_daemon_wait_ticks() {
         local n=$1 start ms limit
         start=$(cgb_daemon_tick)
         ms=$(cgb_interval_ms)
         limit=$((n * ms * 10 / 1000 + 10))
-        cgb_wait_until "$limit" cgb_daemon_ticked $((start + n)) ||
+        CGB_WANT_TICK=$((start + n))
+        cgb_log_wait "$limit" cgb_is_tick_line || cgb_daemon_ticked "$CGB_WANT_TICK" ||
                 cgb_fail "cgbalanced logged $(($(cgb_daemon_tick) - start)) of $n ticks in $limit s"
 }
+
+# Waits until the daemon has logged a cross-node move (as cgb_moves_list), at most SECONDS.
+cgb_daemon_wait_move() { cgb_log_wait "$1" cgb_is_cross_move_line; }
 
 # Prints the configured tick interval in milliseconds.
 cgb_interval_ms() { cgb_duration_ms "$(cgb_config_get interval)"; }
@@ -372,6 +409,21 @@ cgb_moves_list() {
                         split(substr($0, RSTART, RLENGTH), a, " ")
                         if (a[2] != a[4]) print t + 0, $4, a[2], a[4]
                 } }' "$CGB_DAEMON_LOG"
+}
+
+# Prints the node loads the daemon saw (its debug tick lines, from tick 2: tick 1 primes the
+# counters), "mean/mean (max max/max)" in CPUs, node order.
+cgb_daemon_loads() {
+        awk '/^cgbalanced: tick [0-9]+:.* node loads / {
+                t = $3; sub(":", "", t); if (t + 0 < 2) next
+                l = $0; sub(/.* node loads /, "", l); sub(/;.*/, "", l)
+                n = split(l, v, "/"); ticks++
+                for (i = 1; i <= n; i++) { sum[i] += v[i]; if (v[i] > max[i]) max[i] = v[i] } }
+             END { if (!ticks) { print "-"; exit }
+                   for (i = 1; i <= n; i++) printf "%s%.2f", (i > 1 ? "/" : ""), sum[i] / ticks
+                   printf " (max "
+                   for (i = 1; i <= n; i++) printf "%s%.2f", (i > 1 ? "/" : ""), max[i]
+                   printf ")\n" }' "$CGB_DAEMON_LOG"
 }
 
 # Prints the number of cross-node moves the daemon logged ("Moved pid ... node A -> B", A != B).

@@ -55,18 +55,20 @@ busy_node_multiplier = 2
 CONF
         first=$(cgb_daemon_tick)
         if ((want)); then
-                has_move() { (($(cgb_moves_count) > 0)); }
-                cgb_wait_until $((WATCH_TICKS * 2 + 10)) has_move
+                cgb_daemon_wait_move $((WATCH_TICKS * 2 + 10))
         else
                 cgb_daemon_wait_ticks "$WATCH_TICKS"
         fi
+        # Stopped before the report's commands load the script's node: after the move the
+        # daemon would see them and may answer with another.
+        cgb_daemon_stop
         moves=$(cgb_moves_count)
         local last=$(cgb_daemon_tick) into1
         into1=$(cgb_moves_list | awk -v t="${CGB_NODES[1]}" '$4 == t' | wc -l)
         cgb_say "thresholds $name: node_imbalance_pct $pct, node_min_imbalance $min; busy CPUs per node $loads (node 0: $b tasks, node 1: a ${duty}% duty task; script and daemon on node $home); ratio node 0/node 1 $(awk -v l="$loads" 'BEGIN { split(l, v, "/"); printf "%.0f%%", (v[2] > 0 ? 100 * v[1] / v[2] : 99999) }'), gap $(awk -v l="$loads" 'BEGIN { split(l, v, "/"); printf "%.2f", v[1] - v[2] }')"
+        cgb_say "thresholds $name: node loads the daemon saw, mean $(cgb_daemon_loads)"
         cgb_say "thresholds $name: $moves moves ($into1 into node 1) in $((last - first + 1)) ticks, want $( ((want)) && echo "a move" || echo "none")$( ((moves)) && echo ": $(cgb_moves_list | awk '{ printf "%s%s %s %s->%s", (NR > 1 ? ", " : ""), $1, $2, $3, $4 }')")"
         grep '^cgbalanced: Moved' "$CGB_DAEMON_LOG" | head -n 2 | sed 's/^cgbalanced: /  daemon: /'
-        cgb_daemon_stop
         cgb_tasks_stop "${pids[@]}"
         if ((want)); then
                 ((into1 > 0)) || cgb_fail "thresholds $name: no move into node 1 within $((last - first + 1)) ticks"
