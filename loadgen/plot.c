@@ -34,6 +34,7 @@
 
 #define RESULTS_MAX_BYTES (256u << 20)
 #define MAX_EVENT_LABELS 30 /* above this many moves, labels would overlap: marks only */
+#define LABEL_GAP_FRACTION 0.015 /* of the time axis: an upright 9-point label's width at 1100 px */
 #define MAX_VALUE_LABELS 40 /* above this many bars, no value printed above each */
 #define MAX_SAMPLE_POINTS 120 /* above this many samples, a node's load is a plain line */
 #define WHERE_SIZE 96
@@ -879,7 +880,7 @@ static void figure_plot_bars(const Figure *f, FILE *g, const char *data) {
                 gp_quote(g, data);
                 fprintf(g,
                         " using ($1 + (%zu - (%zu - 1) / 2.0) / (%zu + 1)):%zu:(sprintf('%s', "
-                        "$%zu)) with labels offset 0,0.7 font ',9' notitle",
+                        "$%zu)) with labels rotate by 90 left offset 0,0.4 font ',9' notitle",
                         s, f->n_series, f->n_series, s + 2, f->value_format, s + 2);
         }
 }
@@ -948,7 +949,7 @@ static size_t node_index(const TimelinePlot *tp, long long node) {
 
 /* Moves: a dashed line in the destination node's colour, labelled at the top; weight changes: a
  * diamond at the bottom. Beyond MAX_EVENT_LABELS, the marks alone. */
-static void timeline_marks_script(const TimelinePlot *tp, FILE *g) {
+static void timeline_marks_script(const TimelinePlot *tp, FILE *g, double span) {
         for (size_t i = 0; i < tp->n_moves; i++) {
                 const Mark *m = &tp->moves[i];
                 size_t k = node_index(tp, m->to);
@@ -965,15 +966,22 @@ static void timeline_marks_script(const TimelinePlot *tp, FILE *g) {
                 fprintf(g, " at %.10g, graph 0.71 rotate by 90 left font ',9' tc rgb '%s'\n", m->t,
                         c);
         }
-        for (size_t i = 0; i < tp->n_weights; i++) {
+        for (size_t i = 0, shown = SIZE_MAX; i < tp->n_weights; i++) {
                 const Mark *w = &tp->weights[i];
+                /* Upright, and only where the last one shown is a label's width away: changes a
+                 * second apart printed over each other. */
+                bool label = tp->n_weights <= MAX_EVENT_LABELS &&
+                             (shown == SIZE_MAX ||
+                              w->t - tp->weights[shown].t >= LABEL_GAP_FRACTION * span);
 
                 fputs("set label ", g);
-                gp_quote(g, tp->n_weights > MAX_EVENT_LABELS ? "" : w->label);
+                gp_quote(g, label ? w->label : "");
                 fprintf(g,
                         " at %.10g, graph 0.03 point pt 13 ps 1.5 lc rgb '#e07000' offset "
-                        "0.6,0.6 font ',9' tc rgb '#e07000' front\n",
+                        "0,0.9 rotate by 90 left font ',9' tc rgb '#e07000' front\n",
                         w->t);
+                if (label)
+                        shown = i;
         }
 }
 
@@ -1002,7 +1010,7 @@ static void timeline_script(const Plot *p, const TimelinePlot *tp, FILE *g, cons
         /* Loads stay in the lower two thirds; the move labels go above. */
         fprintf(g, "set yrange [0:%.10g]\nset xrange [%.10g:%.10g]\n", (double) most / 0.68, t0,
                 t1 > t0 ? t1 : t0 + 1);
-        timeline_marks_script(tp, g);
+        timeline_marks_script(tp, g, t1 > t0 ? t1 - t0 : 1);
         fputs("plot ", g);
         for (size_t k = 0; k < tp->n_nodes; k++) {
                 fprintf(g, "%s", k ? ", \\\n     " : "");
