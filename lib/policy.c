@@ -817,8 +817,8 @@ static unsigned sort_sources(Ctx *c) {
 
 /*
  * Destination before other: lower load per CPU, then nearer to b, then lower load, then lower
- * index. Loads whose per-CPU difference, on the smaller node, is within the slack count as
- * equal: housekeeping noise on idle nodes must not send a task to the far one first.
+ * index. Loads whose per-CPU difference, on the smaller node, is within the destination slack
+ * count as equal: housekeeping noise on idle nodes must not send a task to the far one first.
  */
 static bool dest_before(const Ctx *c, unsigned b, unsigned t, unsigned other) {
         const Node *x = &c->nodes[t], *y = &c->nodes[other];
@@ -827,7 +827,7 @@ static bool dest_before(const Ctx *c, unsigned b, unsigned t, unsigned other) {
         unsigned dx = c->dist[(size_t) b * c->n_nodes + t];
         unsigned dy = c->dist[(size_t) b * c->n_nodes + other];
 
-        if (diff * mincap > SLACK * x->cap * y->cap)
+        if (diff * mincap > (uint64_t) POLICY_DEST_SLACK_PERMYRIAD * x->cap * y->cap)
                 return lx < ly;
         if (dx != dy)
                 return dx < dy;

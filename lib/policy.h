@@ -40,8 +40,8 @@
  * The hold is kept per ordered pair (B, T): since when that pair has met these conditions
  * without a break, updated on every tick, balancing or not. Sources are tried busiest first (a
  * busiest node whose load cannot move does not block the next one); destinations, of the pairs
- * held, lowest load per CPU first (loads within the slack, on the smaller node, count as
- * equal: housekeeping noise does not outweigh distance), then nearest, then lowest load, then
+ * held, lowest load per CPU first (loads within POLICY_DEST_SLACK_PERMYRIAD, on the smaller
+ * node, count as equal: housekeeping noise does not outweigh distance), then nearest, then lowest load, then
  * lowest id. The task moved is the one whose move leaves B's and T's loads per CPU closest, of
  * those whose move makes that difference
  * strictly smaller (so a move never swaps which node is busier by as much or more: no
@@ -95,6 +95,10 @@
 #define POLICY_NO_CGROUP ((size_t) -1)
 /* Housekeeping noise tolerated by "has an idle CPU" and "overloaded": a tenth of a CPU. */
 #define POLICY_LOAD_SLACK_PERMYRIAD 1000u
+/* Destinations whose loads differ by less than a quarter of a CPU count as equally loaded, and
+ * the nearer is chosen: a node away a task's memory goes with it, a quarter CPU of someone's
+ * housekeeping (an emulated guest's interrupts reached 0.22) is not worth that. */
+#define POLICY_DEST_SLACK_PERMYRIAD 2500u
 
 typedef struct PolicyCpu {
         uint32_t util_permyriad; /* busy share of the interval, from /proc/stat */

@@ -592,7 +592,7 @@ Test(policy, equally_loaded_far_nodes_are_chosen_last) {
 }
 
 /* The same with housekeeping noise: the far nodes idle, the near ones at 0.05 CPU (the daemon
- * and a shell, say). Noise within the slack does not outweigh distance: near ones first. */
+ * and a shell, say). Noise within the destination slack does not outweigh distance. */
 Test(policy, nearly_idle_far_nodes_are_still_chosen_last) {
         _cleanup_sim_ Sim *s = sim_new(EIGHT_NODES, eight_distances);
         _cleanup_plan_ Plan *p = NULL;
@@ -609,19 +609,27 @@ Test(policy, nearly_idle_far_nodes_are_still_chosen_last) {
                 cr_expect_eq(p->moves[i].to_node, want[i], "move %zu", i);
 }
 
-/* Beyond the slack, load decides: a near node busy with 0.2 CPU comes after an idle far one. */
+/* Beyond the destination slack, load decides: a near node busy with 0.4 CPU comes after an
+ * idle far one; at 0.2 CPU, within it, the nearer still comes first. */
 Test(policy, a_far_node_less_loaded_beyond_the_slack_comes_first) {
         _cleanup_sim_ Sim *s = sim_new(EIGHT_NODES, eight_distances);
         _cleanup_plan_ Plan *p = NULL;
 
         s->t.node_imbalance_hold_usec = 0;
         s->t.max_moves_per_tick = 1;
+        s->t.idle_node_multiplier = 1; /* two plans, both balancing nodes */
         sim_busy(s, 10, 8, 8, 9);
         for (unsigned c = 10; c < 16; c++)
-                s->base[c] = 1000; /* 2000 a node */
+                s->base[c] = 2000; /* 4000 a node */
         p = sim_plan(s);
         cr_assert_eq(p->n_moves, 1);
         cr_expect_eq(p->moves[0].to_node, 0, "the idle far node with the lowest id");
+        plan_free(TAKE_PTR(p));
+        for (unsigned c = 10; c < 16; c++)
+                s->base[c] = 1000; /* 2000 a node: within */
+        p = sim_plan(s);
+        cr_assert_eq(p->n_moves, 1);
+        cr_expect_eq(p->moves[0].to_node, 5, "the nearest node, 0.2 CPU busy");
 }
 
 /* Node 0 (4 CPUs) and node 1 (CPUs 4 and 6; 5 is isolated, 7 offline): loads are compared per
