@@ -236,5 +236,5 @@ clean:
 	rm -rf build build-sanitize
 
 # Each build directory's own dependencies (BUILD=build-sanitize has its own objects).
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) -name '*.d' -type f 2>/dev/null)
 .SECONDARY:
