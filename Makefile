@@ -5,6 +5,7 @@
 #   make check      install missing packages, build, run every test (plain and sanitized build)
 #   make check-vm   build, run tests/vm/cases/ as root in qemu guests with NUMA nodes and cgroup v2
 #                   (VM_CASES="00 10" picks some); tests/vm/vm-run installs qemu and the kernel
+#   make check-systemd  build, run the installed service under systemd as PID 1 in a qemu guest
 #   make bench      build and run the benchmarks under bench/
 #   make fuzz       run each libFuzzer target for FUZZ_SECONDS (clang)
 #   make install    PREFIX=/usr/local DESTDIR=
@@ -76,7 +77,7 @@ BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
 TEST_CFLAGS = -DFIXTURES_DIR='"$(CURDIR)/tests/fixtures"' -DSOURCE_DIR='"$(CURDIR)"' -DBUILD_DIR='"$(CURDIR)/$(BUILD)"' -Itests/support -Idaemon -Iloadgen $(CRITERION_CFLAGS)
 
-.PHONY: all deps run check check-vm test test-plain test-sanitize check-unit bench fuzz install clean \
+.PHONY: all deps run check check-vm check-systemd test test-plain test-sanitize check-unit bench fuzz install clean \
 	analyze format-check format
 .DEFAULT_GOAL := all
 
@@ -153,6 +154,14 @@ check-vm: deps
 .PHONY: check-vm-run
 check-vm-run: all $(TEST_BINS)
 	@tests/vm/check-vm $(CURDIR)/$(BUILD) $(VM_CASES)
+
+# The installed unit, bus policy and config under systemd as PID 1, in an emulated 2-node machine.
+check-systemd: deps
+	@$(MAKE) --no-print-directory check-systemd-run
+
+.PHONY: check-systemd-run
+check-systemd-run: all
+	@tests/systemd/check-systemd $(CURDIR)/$(BUILD)
 
 run: deps
 	@$(MAKE) --no-print-directory all
