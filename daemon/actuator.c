@@ -1105,6 +1105,40 @@ static int set_all_threads(const Actuator *a, pid_t pid, const CpuMask *want, co
         return (int) (changed > INT_MAX ? INT_MAX : changed);
 }
 
+/* Journal message IDs of the daemon's decisions, for journalctl MESSAGE_ID= and monitors. */
+#define MESSAGE_ID_MOVE "MESSAGE_ID=0d3a8ccb7771443ab0a2a2e9d1e380da"
+#define MESSAGE_ID_WEIGHT "MESSAGE_ID=526a28b80f94490a9e25ef4419e17be6"
+
+/* "Moved pid ...", with the task, both nodes, its new CPUs and the reason as journal fields. */
+static void log_move(const PlanMove *m, const char *comm, const char *cpus) {
+        char pid[32], c[96], from[32], to[32], set[512], why[sizeof m->reason + 32];
+        const char *const fields[] = { MESSAGE_ID_MOVE, pid, c, from, to, set, why };
+
+        (void) snprintf(pid, sizeof pid, "CGBALANCE_PID=%d", (int) m->pid);
+        (void) snprintf(c, sizeof c, "CGBALANCE_COMM=%s", comm);
+        (void) snprintf(from, sizeof from, "CGBALANCE_FROM_NODE=%d", m->from_node);
+        (void) snprintf(to, sizeof to, "CGBALANCE_TO_NODE=%d", m->to_node);
+        (void) snprintf(set, sizeof set, "CGBALANCE_CPUS=%s", cpus);
+        (void) snprintf(why, sizeof why, "CGBALANCE_REASON=%s", m->reason);
+        log_struct(LOG_INFO, fields, ELEMENTSOF(fields),
+                   "Moved pid %d (%s) node %d -> %d, CPUs %s: %s", (int) m->pid, comm, m->from_node,
+                   m->to_node, cpus, m->reason);
+}
+
+/* "Set the weight of ...", with the group, both weights and the reason as journal fields. */
+static void log_weight(const PlanWeight *w, const char *path) {
+        char group[PATH_MAX + 32], from[48], to[48], why[sizeof w->reason + 32];
+        const char *const fields[] = { MESSAGE_ID_WEIGHT, group, from, to, why };
+
+        (void) snprintf(group, sizeof group, "CGBALANCE_CGROUP=%s", path);
+        (void) snprintf(from, sizeof from, "CGBALANCE_FROM_WEIGHT=%" PRIu32, w->from);
+        (void) snprintf(to, sizeof to, "CGBALANCE_TO_WEIGHT=%" PRIu32, w->to);
+        (void) snprintf(why, sizeof why, "CGBALANCE_REASON=%s", w->reason);
+        log_struct(LOG_INFO, fields, ELEMENTSOF(fields),
+                   "Set the weight of %s %" PRIu32 " -> %" PRIu32 ": %s", path, w->from, w->to,
+                   w->reason);
+}
+
 /* Carries out a prepared move. Sets *dirty when the record must be written again. */
 static int execute_move(Actuator *a, const ActuatorRecord *old, const PlanMove *m,
                         const PendingMove *p, uint64_t migrate_max_mb, bool *dirty) {
@@ -1140,8 +1174,7 @@ static int execute_move(Actuator *a, const ActuatorRecord *old, const PlanMove *
         if (m->to_node != m->from_node)
                 a->counters.cross_node_moves++;
         if (c && cpumask_format(c->set, &text) >= 0)
-                log_info("Moved pid %d (%s) node %d -> %d, CPUs %s: %s", (int) m->pid, p->comm,
-                         m->from_node, m->to_node, text, m->reason);
+                log_move(m, p->comm, text);
         if (a->observer)
                 a->observer(&(const ActuatorEvent){ .is_move = true,
                                                     .pid = m->pid,
@@ -1220,8 +1253,7 @@ static int execute_weight(Actuator *a, const ActuatorRecord *old, const PlanWeig
                 *dirty = true;
         }
         a->counters.weight_changes++;
-        log_info("Set the weight of %s %" PRIu32 " -> %" PRIu32 ": %s", path, w->from, w->to,
-                 w->reason);
+        log_weight(w, path);
         if (a->observer)
                 a->observer(&(const ActuatorEvent){ .cgroup = path,
                                                     .old_weight = w->from,

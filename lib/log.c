@@ -5,7 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <systemd/sd-journal.h>
+
+#include "macro.h"
+
+#define MAX_STRUCT_FIELDS 16u
 
 static int max_level = LOG_INFO;
 static LogTarget target = LOG_TARGET_AUTO;
@@ -71,6 +76,14 @@ void log_set_ident(const char *name) {
         ident = name;
 }
 
+/* A line on stderr, after the program's name if one was set. */
+static void print_stderr(const char *msg) {
+        if (ident)
+                (void) fprintf(stderr, "%s: %s\n", ident, msg);
+        else
+                (void) fprintf(stderr, "%s\n", msg);
+}
+
 int log_internal(int level, int error, const char *file, int line, const char *func,
                  const char *format, ...) {
         char msg[2048], code_file[256], code_line[32];
@@ -93,11 +106,35 @@ int log_internal(int level, int error, const char *file, int line, const char *f
                         (void) sd_journal_send_with_location(code_file, code_line, func,
                                                              "MESSAGE=%s", msg, "PRIORITY=%d",
                                                              level, NULL);
-        } else {
-                if (ident)
-                        (void) fprintf(stderr, "%s: %s\n", ident, msg);
-                else
-                        (void) fprintf(stderr, "%s\n", msg);
-        }
+        } else
+                print_stderr(msg);
         return -e;
+}
+
+int log_struct_internal(int level, const char *file, int line, const char *func,
+                        const char *const *fields, size_t n_fields, const char *format, ...) {
+        char msg[2048], message[2064], priority[32], code_file[256], code_line[32];
+        struct iovec iov[2 + MAX_STRUCT_FIELDS];
+        size_t n = 0;
+        va_list ap;
+
+        va_start(ap, format);
+        (void) vsnprintf(msg, sizeof msg, format, ap);
+        va_end(ap);
+
+        if (log_get_target() != LOG_TARGET_JOURNAL) {
+                print_stderr(msg);
+                return 0;
+        }
+        (void) snprintf(message, sizeof message, "MESSAGE=%s", msg);
+        (void) snprintf(priority, sizeof priority, "PRIORITY=%d", level);
+        (void) snprintf(code_file, sizeof code_file, "CODE_FILE=%s", file);
+        (void) snprintf(code_line, sizeof code_line, "CODE_LINE=%d", line);
+        iov[n++] = (struct iovec){ .iov_base = message, .iov_len = strlen(message) };
+        iov[n++] = (struct iovec){ .iov_base = priority, .iov_len = strlen(priority) };
+        for (size_t i = 0; i < n_fields && i < MAX_STRUCT_FIELDS; i++)
+                iov[n++] = (struct iovec){ .iov_base = (void *) fields[i],
+                                           .iov_len = strlen(fields[i]) };
+        (void) sd_journal_sendv_with_location(code_file, code_line, func, iov, (int) n);
+        return 0;
 }

@@ -98,3 +98,21 @@ Test(log, auto_target_is_journal_only_when_stderr_is_the_journal_stream) {
         log_set_target(LOG_TARGET_AUTO);
         cr_expect_eq(log_get_target(), LOG_TARGET_STDERR);
 }
+
+static void log_struct_to_stderr(void) {
+        static const char *const fields[] = { "CGBALANCE_PID=42", "CGBALANCE_REASON=why" };
+
+        log_set_target(LOG_TARGET_STDERR);
+        log_set_ident("cgtest");
+        log_set_max_level(LOG_INFO);
+        log_struct(LOG_INFO, fields, 2, "Moved pid %d: %s", 42, "why");
+        log_struct(LOG_DEBUG, fields, 2, "hidden");
+}
+
+/* On stderr a structured message is its message alone (the fields are for the journal), and
+ * the level still filters it. */
+Test(log, struct_on_stderr_prints_the_message_not_the_fields) {
+        char *out = capture_stderr(log_struct_to_stderr);
+
+        cr_expect_str_eq(out, "cgtest: Moved pid 42: why\n");
+}
