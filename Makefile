@@ -229,13 +229,13 @@ SOURCES = $(wildcard lib/*.[ch] daemon/*.[ch] loadgen/*.[ch] tests/*.c tests/sup
 
 # cppcheck 2.10 does not model __attribute__((cleanup)), so every _cleanup_free_ variable looks
 # leaked on an early return; leaks are caught by LeakSanitizer in the sanitized test run instead.
-analyze:
+analyze: deps
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 		--inline-suppr --std=c11 -D_GNU_SOURCE -D__GNUC__ --suppress=missingIncludeSystem \
 		--suppress=memleak \
 		-Ilib lib daemon loadgen
 
-format-check:
+format-check: deps
 	clang-format --dry-run --Werror $(SOURCES)
 
 format:

@@ -41,18 +41,17 @@
  * without a break, updated on every tick, balancing or not. Sources are tried busiest first (a
  * busiest node whose load cannot move does not block the next one); destinations, of the pairs
  * held, lowest load per CPU first (loads within POLICY_DEST_SLACK_PERMYRIAD, on the smaller
- * node, count as equal: housekeeping noise does not outweigh distance), then nearest, then lowest load, then
- * lowest id. The task moved is the one whose move leaves B's and T's loads per CPU closest, of
- * those whose move makes that difference
- * strictly smaller (so a move never swaps which node is busier by as much or more: no
- * ping-pong), not moved within migrate_cooldown, with a load (demand, not util: a task starved
- * behind others is the one most worth moving) of at least min_task_load, not foreign
- * (unless override_foreign_affinity), and not in a protected group whose weight can still rise
- * (weight before placement: its pressure is above target and its weight below weight_max). At
- * most max_moves_per_tick moves, each recomputing the node loads; no task moves twice in a plan.
- * A move sets the task's mask to the destination node's usable CPUs; for a task neither ours nor
- * foreign (its affinity is its cpuset) intersected with its affinity, and a node outside it is
- * no destination for that task. Balancing inside the node is left to the kernel.
+ * node, count as equal: housekeeping noise does not outweigh distance), then nearest, then lowest
+ * load, then lowest id. The task moved is the one whose move leaves B's and T's loads per CPU
+ * closest, of those whose move makes that difference strictly smaller (so a move never swaps which
+ * node is busier by as much or more: no ping-pong), not moved within migrate_cooldown, with a load
+ * (demand, not util: a task starved behind others is the one most worth moving) of at least
+ * min_task_load, not foreign (unless override_foreign_affinity), and not in a protected group whose
+ * weight can still rise (weight before placement: its pressure is above target and its weight below
+ * weight_max). At most max_moves_per_tick moves, each recomputing the node loads; no task moves
+ * twice in a plan. A move sets the task's mask to the destination node's usable CPUs; for a task
+ * neither ours nor foreign (its affinity is its cpuset) intersected with its affinity, and a node
+ * outside it is no destination for that task. Balancing inside the node is left to the kernel.
  *
  * Inside a node (every tick, before the node moves, counted in max_moves_per_tick): a task whose
  * mask the daemon narrowed to a strict part of its node's usable CPUs (never by a move, but

@@ -34,7 +34,7 @@
 
 #define RESULTS_MAX_BYTES (256u << 20)
 #define MAX_EVENT_LABELS 30 /* above this many moves, labels would overlap: marks only */
-#define LABEL_GAP_FRACTION 0.015 /* of the time axis: an upright 9-point label's width at 1100 px */
+#define LABEL_GAP_FRACTION 0.015 /* of the time axis: an upright label's width at 1100 px */
 #define MAX_VALUE_LABELS 40 /* above this many bars, no value printed above each */
 #define MAX_SAMPLE_POINTS 120 /* above this many samples, a node's load is a plain line */
 #define WHERE_SIZE 96
