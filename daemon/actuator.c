@@ -43,6 +43,7 @@ struct Actuator {
         size_t n_banned;
         char **warned; /* groups whose write errors were logged already */
         size_t n_warned;
+        bool warned_migrate_eperm; /* a refused memory move was logged already */
         ActuatorCounters counters;
         ActuatorObserver observer;
         void *observer_data;
@@ -804,7 +805,17 @@ static void weight_failed(Actuator *a, const char *path, int r, const char *what
                 log_debug_errno(r, "Failed to %s the CPU weight of %s again: %m", what, path);
                 return;
         }
-        log_warning_errno(r, "Failed to %s the CPU weight of %s, ignoring: %m", what, path);
+        if (r == -EROFS)
+                /* The service unit's ProtectControlGroups= leaves only its ReadWritePaths=
+                 * writable. */
+                log_warning_errno(r,
+                                  "Failed to %s the CPU weight of %s, ignoring: %m; under "
+                                  "systemd the unit's ReadWritePaths= must include the group "
+                                  "(see cgbalanced(8), SERVICE)",
+                                  what, path);
+        else
+                log_warning_errno(r, "Failed to %s the CPU weight of %s, ignoring: %m", what,
+                                  path);
         p = strdup(path);
         w = p ? reallocarray(a->warned, a->n_warned + 1, sizeof *w) : NULL;
         if (!w) {
@@ -1185,7 +1196,17 @@ static int execute_move(Actuator *a, const ActuatorRecord *old, const PlanMove *
                             a->observer_data);
         if (migrate_max_mb > 0 && m->to_node != m->from_node) {
                 r = migrate_memory(a, m->pid, m->from_node, m->to_node, migrate_max_mb);
-                if (r < 0) {
+                if (r == -EPERM && !a->warned_migrate_eperm) {
+                        /* The kernel asks for ptrace access to another user's task as well as
+                         * CAP_SYS_NICE: say so once, not at every move. */
+                        a->warned_migrate_eperm = true;
+                        a->counters.errors++;
+                        log_warning_errno(r,
+                                          "pid %d: failed to move its memory to node %d: %m; "
+                                          "moving another user's memory needs CAP_SYS_PTRACE "
+                                          "too (see cgbalanced(8), SERVICE)",
+                                          (int) m->pid, m->to_node);
+                } else if (r < 0) {
                         a->counters.errors++;
                         log_debug_errno(r, "pid %d: failed to move its memory to node %d: %m",
                                         (int) m->pid, m->to_node);

@@ -86,7 +86,9 @@ static const ConfigKey tunables_keys[] = {
         CONFIG_KEY_STRV("weights", "protected_cgroups", Tunables, protected_cgroups, "", 200,
                         CONFIG_EMPTY_OK,
                         "Managed cgroups (globs, and below) whose CPU weight rises while their "
-                        "cpu.pressure stays above pressure_target."),
+                        "cpu.pressure stays above pressure_target. The service may write weights "
+                        "below cgbalance.slice only: a group elsewhere needs a ReadWritePaths= "
+                        "drop-in (cgbalanced(8), SERVICE)."),
         CONFIG_KEY_PERCENT("weights", "pressure_target", Tunables, pressure_target_pct, "10", 1,
                            100,
                            "cpu.pressure \"some avg10\", in percent, above which a protected "

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -20,6 +21,7 @@
 #include "actuator.h"
 #include "cgroup.h"
 #include "cpumask.h"
+#include "log.h"
 #include "macro.h"
 #include "proc.h"
 #include "testutil.h"
@@ -231,6 +233,7 @@ static char *state_dir, *fake_proc;
 static pid_t kids[8];
 static size_t n_kids;
 static char *own_mask; /* the test process's affinity: what children start with */
+static char *ro_mount; /* a read-only bind mount on the group's directory, to undo */
 
 /* Kills our children and removes what we made; twice is fine. */
 static void live_end(void) {
@@ -239,6 +242,11 @@ static void live_end(void) {
                 (void) waitpid(kids[i], NULL, 0);
         }
         n_kids = 0;
+        if (ro_mount) {
+                /* a mount point cannot be removed */
+                (void) umount2(ro_mount, MNT_DETACH);
+                ro_mount = mfree(ro_mount);
+        }
         if (group_made) {
                 (void) cgroup_remove(&live, group);
                 if (!slice_existed)
@@ -1315,6 +1323,70 @@ Test(actuator, weight_of_a_removed_group_is_counted_as_gone) {
         apply_weight(a, gone, 150);
         expect_counters(a, &(ActuatorCounters){ .cgroups_gone = 1 });
         cr_expect_not(state_exists("changes"));
+}
+
+/* Applies a weight change as apply_weight() does, with the log (stderr) sent to a file: returns
+ * what it logged. */
+static char *apply_weight_logged(Actuator *a, const char *path, uint32_t to) {
+        PolicyCgroup cg = { .path = path, .weight = 100, .base_weight = 100 };
+        PlanWeight w = { .cgroup = 0, .from = 100, .to = to, .reason = "test" };
+        _cleanup_fclose_ FILE *f = tmpfile();
+        _cleanup_close_ int saved = dup(STDERR_FILENO);
+        char *text = NULL;
+        size_t size = 0;
+        int r;
+
+        cr_assert_not_null(f);
+        cr_assert_geq(saved, 0);
+        log_set_target(LOG_TARGET_STDERR); /* not the journal, should the test run under it */
+        (void) fflush(stderr);
+        cr_assert_geq(dup2(fileno(f), STDERR_FILENO), 0);
+        r = actuator_apply(a, &(Plan){ .weights = &w, .n_weights = 1 },
+                           &(PolicySnapshot){ .cgroups = &cg, .n_cgroups = 1 }, false, 0, 1);
+        (void) fflush(stderr);
+        cr_assert_geq(dup2(saved, STDERR_FILENO), 0);
+        cr_assert_eq(r, 0, "apply: %s", strerror(-r));
+        rewind(f);
+        if (getdelim(&text, &size, '\0', f) < 0) {
+                cr_assert(feof(f), "reading the log: %s", strerror(errno));
+                free(text);
+                text = strdup("");
+        }
+        cr_assert_not_null(text);
+        return text;
+}
+
+/* A unit's ProtectControlGroups= makes the cgroup tree read-only but for its ReadWritePaths=. A
+ * group under a real read-only bind mount: the write fails with EROFS and changes nothing, it is
+ * counted as an error, and the warning names the group, the errno and the unit setting to fix. */
+Test(actuator, weight_of_a_read_only_group_is_an_error_that_names_read_write_paths) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        _cleanup_free_ char *dir = NULL, *logged = NULL;
+
+        begin_cgroups();
+        write_weight(native("1000", "97"));
+        cr_assert_gt(asprintf(&dir, "%s/%s", live.cpu_path, group), 0);
+        /* In a mount namespace of this test's own, so that a crashed or killed test leaves no
+         * read-only mount behind; live_end() unmounts it so that the group can be removed. */
+        if (unshare(CLONE_NEWNS) < 0)
+                skip_test("cannot make a mount namespace: %s", strerror(errno));
+        if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+                skip_test("cannot stop mounts propagating to the host: %s", strerror(errno));
+        if (mount(dir, dir, NULL, MS_BIND, NULL) < 0)
+                skip_test("cannot bind-mount %s: %s", dir, strerror(errno));
+        ro_mount = TAKE_PTR(dir);
+        if (mount(NULL, ro_mount, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) < 0)
+                skip_test("cannot make the bind mount on %s read-only: %s", ro_mount,
+                          strerror(errno));
+        a = new_actuator(&live, state_dir);
+        logged = apply_weight_logged(a, group, 150);
+        expect_weight("1000", "97");
+        expect_counters(a, &(ActuatorCounters){ .errors = 1 });
+        cr_expect_not(actuator_lookup_cgroup(a, group, NULL));
+        cr_expect_not(state_exists("changes"), "the failed write stayed in the record");
+        cr_expect(strstr(logged, group), "log: %s", logged);
+        cr_expect(strstr(logged, "Read-only file system"), "log: %s", logged);
+        cr_expect(strstr(logged, "ReadWritePaths="), "log: %s", logged);
 }
 
 Test(actuator, weight_outside_the_range_or_group_is_an_error) {
