@@ -814,8 +814,7 @@ static void weight_failed(Actuator *a, const char *path, int r, const char *what
                                   "(see cgbalanced(8), SERVICE)",
                                   what, path);
         else
-                log_warning_errno(r, "Failed to %s the CPU weight of %s, ignoring: %m", what,
-                                  path);
+                log_warning_errno(r, "Failed to %s the CPU weight of %s, ignoring: %m", what, path);
         p = strdup(path);
         w = p ? reallocarray(a->warned, a->n_warned + 1, sizeof *w) : NULL;
         if (!w) {
