@@ -459,32 +459,48 @@ static uint64_t machine_busy_usec(void) {
         return d.busy_ticks * 1000000u / (uint64_t) sysconf(_SC_CLK_TCK);
 }
 
-static uint64_t group_usage_usec(void) {
+/* CPU time used by the cgroup PATH so far, in usec. */
+static uint64_t usage_usec(const char *path) {
         uint64_t u;
 
-        cr_assert_eq(cgroup_read_usage(&layout, group, &u), 0);
+        cr_assert_eq(cgroup_read_usage(&layout, path, &u), 0);
         return u;
 }
 
-/* Adds the window's loops and stall, and the CPU time used outside the test's groups. */
-static void measure(unsigned seconds, uint64_t *loops, uint64_t *stall_usec,
-                    uint64_t *outside_usec) {
+/* What one kind of window (daemon off or on) added up. */
+typedef struct Window {
+        uint64_t loops; /* the protected group's busy loops */
+        uint64_t stall_usec; /* its cpu.pressure "some" */
+        uint64_t prot_usec; /* its CPU time */
+        uint64_t ours_usec; /* the CPU time of the test's groups, protected and noisy */
+} Window;
+
+/* Adds a window of SECONDS to W, and the CPU time used outside the test's groups to OUTSIDE. */
+static void measure(unsigned seconds, Window *w, uint64_t *outside_usec) {
         uint64_t l = prot_loops(), st = prot_stall_usec();
-        uint64_t busy = machine_busy_usec(), ours = group_usage_usec();
+        uint64_t busy = machine_busy_usec(), ours = usage_usec(group), p = usage_usec(prot);
 
         sleep(seconds);
-        *loops += prot_loops() - l;
-        *stall_usec += prot_stall_usec() - st;
-        busy = machine_busy_usec() - busy, ours = group_usage_usec() - ours;
+        w->loops += prot_loops() - l;
+        w->stall_usec += prot_stall_usec() - st;
+        w->prot_usec += usage_usec(prot) - p;
+        busy = machine_busy_usec() - busy, ours = usage_usec(group) - ours;
+        w->ours_usec += ours;
         *outside_usec += busy > ours ? busy - ours : 0;
+}
+
+/* The protected group's share of the test's CPU time in W, in percent. */
+static double prot_share_pct(const Window *w) {
+        return w->ours_usec ? 100.0 * (double) w->prot_usec / (double) w->ours_usec : 0;
 }
 
 Test(live, weight_gives_a_squeezed_protected_group_more_throughput) {
         _cleanup_free_ char *conf = NULL, *extra = NULL;
-        uint64_t loops_without = 0, loops_with = 0, stall_without = 0, stall_with = 0;
+        Window without = { 0 }, with = { 0 };
         uint64_t outside = 0;
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         PsiStats probe;
+        double share_without, share_with;
 
         if (sysconf(_SC_NPROCESSORS_ONLN) > 4)
                 cr_skip_test("the squeeze needs more busy processes than CPUs: this machine has "
@@ -506,21 +522,31 @@ Test(live, weight_gives_a_squeezed_protected_group_more_throughput) {
 
         for (int round = 0; round < 2; round++) {
                 sleep(1);
-                measure(3, &loops_without, &stall_without, &outside);
+                measure(3, &without, &outside);
                 start_daemon(conf, false);
                 cr_assert(wait_shares(prot, raised, 20000), "weight never rose");
                 sleep(1);
-                measure(3, &loops_with, &stall_with, &outside);
+                measure(3, &with, &outside);
                 cr_expect(exited_with(stop_daemon(SIGTERM), 0));
                 cr_assert_eq(shares_of(prot), 1024, "SIGTERM did not restore the weight");
         }
 
-        cr_log_info("protected group, 6 s each: %" PRIu64 " loops without the daemon, %" PRIu64
-                    " with it (%.2fx); stalled %.1f%% -> %.1f%% of the time",
-                    loops_without, loops_with, (double) loops_with / (double) loops_without,
-                    (double) stall_without / 6e4, (double) stall_with / 6e4);
-        cr_expect_gt(loops_with, loops_without + loops_without / 5,
-                     "throughput did not rise by 20%%");
+        share_without = prot_share_pct(&without), share_with = prot_share_pct(&with);
+        cr_log_info("protected group, 6 s each: %.1f%% of the test's CPU time without the daemon, "
+                    "%.1f%% with it; %" PRIu64 " loops, then %" PRIu64 " (%.2fx); stalled "
+                    "%.1f%% -> %.1f%% of the time",
+                    share_without, share_with, without.loops, with.loops,
+                    (double) with.loops / (double) without.loops, (double) without.stall_usec / 6e4,
+                    (double) with.stall_usec / 6e4);
+        /* The share of CPU time, which the weights set, not the loops: loops per CPU second
+         * differ between the windows (1.30-1.45x the loops for 1.85x the CPU time in runs
+         * here, 1.27x in a sanitized run, under the 1.2x once in CI), and work outside the
+         * test takes from both groups alike. Weight 1000 against 100 entitles the group to
+         * 91%; 49-50% without the daemon, 91% with it here. */
+        cr_expect_geq(share_with, share_without + 10.0,
+                      "the protected group's share of the CPU rose from %.1f%% to only %.1f%% "
+                      "(loops %.2fx)",
+                      share_without, share_with, (double) with.loops / (double) without.loops);
         /* Work outside the test's groups takes CPU from both windows unevenly, and the
          * group's stall then measures that work as much as the daemon: above a tenth of the
          * machine, say so instead of comparing. */
@@ -530,7 +556,7 @@ Test(live, weight_gives_a_squeezed_protected_group_more_throughput) {
                             (double) outside / ((double) cpus * 120000.0));
                 return;
         }
-        cr_expect_lt(stall_with, stall_without, "pressure did not fall");
+        cr_expect_lt(with.stall_usec, without.stall_usec, "pressure did not fall");
 }
 
 /* CPU hotplug on a recorded machine: the daemon notices the online list change and rebuilds its
