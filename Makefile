@@ -211,6 +211,7 @@ install: all
 	sed 's|^ExecStart=/usr/sbin/cgbalanced|ExecStart=$(SBINDIR)/cgbalanced|' \
 		systemd/cgbalance.service >$(DESTDIR)$(UNITDIR)/cgbalance.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/cgbalance.service
+	install -m 0644 systemd/cgbalance.slice $(DESTDIR)$(UNITDIR)/
 	@if [ -f systemd/org.cgbalance1.conf ]; then \
 		install -m 0644 systemd/org.cgbalance1.conf $(DESTDIR)$(DBUSPOLICYDIR)/; fi
 	install -d $(DESTDIR)$(SYSUSERSDIR)
