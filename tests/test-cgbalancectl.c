@@ -54,8 +54,22 @@ static pid_t spawn_as(const char *const argv[], const char *out_path, const char
                 e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
                 if (o < 0 || e < 0 || dup2(o, STDOUT_FILENO) < 0 || dup2(e, STDERR_FILENO) < 0)
                         _exit(126);
-                if (uid != 0 && (setgroups(0, NULL) < 0 || setgid(uid) < 0 || setuid(uid) < 0))
-                        _exit(126);
+                if (uid != 0) {
+                        /* The program runs through a descriptor opened before the privileges go:
+                         * the other user may not be able to reach BUILD_DIR (a clone inside a
+                         * 0700 home or mktemp -d directory), and fexecve() checks only the
+                         * file's own execute bit, not the directories on its path. LSAN_OPTIONS
+                         * goes too: its suppressions file lies in the clone, and an unreadable
+                         * one makes LeakSanitizer abort the program (its suppressions concern
+                         * Criterion, which cgbalancectl does not link). */
+                        int prog = open(argv[0], O_RDONLY | O_CLOEXEC);
+
+                        if (prog < 0 || setgroups(0, NULL) < 0 || setgid(uid) < 0 ||
+                            setuid(uid) < 0 || unsetenv("LSAN_OPTIONS") < 0)
+                                _exit(126);
+                        fexecve(prog, (char *const *) argv, environ);
+                        _exit(127);
+                }
                 execv(argv[0], (char *const *) argv);
                 _exit(127);
         }
