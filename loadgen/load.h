@@ -78,6 +78,14 @@ int read_load_run(const LoadOptions *o, LoadResult *ret);
 int list_load_run(const LoadOptions *o, LoadResult *ret);
 int mem_load_run(const LoadOptions *o, LoadResult *ret);
 
+/* Pure: the bytes of "Private_Dirty:" in /proc/PID/smaps_rollup's text. -EBADMSG when the line is
+ * missing or malformed, -EINVAL for NULL. */
+int mem_load_parse_private_dirty(const char *smaps_rollup, uint64_t *ret);
+/* Pure: what mem_load references: MEM_LOAD_RAM_PERCENT of ram_bytes less what the process is
+ * charged already (both count against the run's memory limit), scaled down under AddressSanitizer
+ * by its shadow (a byte for every 8); 0 when nothing is left. */
+uint64_t mem_load_buffer_bytes(uint64_t ram_bytes, uint64_t charged);
+
 /* ---- helpers shared by the loads */
 
 uint64_t now_usec(void); /* CLOCK_MONOTONIC */

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "load.h"
 #include "macro.h"
 
@@ -20,32 +23,59 @@
 #define SHADOW_MULTIPLIER 1u
 #endif
 
-/* The bytes this process already holds (statm's resident pages), or 0 if unknown. */
-static uint64_t resident_bytes(size_t pagesize) {
-        _cleanup_fclose_ FILE *f = fopen("/proc/self/statm", "re");
-        unsigned long long size, resident;
+int mem_load_parse_private_dirty(const char *smaps_rollup, uint64_t *ret) {
+        static const char key[] = "Private_Dirty:";
+        const char *line;
 
-        if (!f || fscanf(f, "%llu %llu", &size, &resident) != 2)
-                return 0;
-        /* f is closed by its cleanup attribute, which cppcheck does not model. */
-        // cppcheck-suppress resourceLeak
-        return (uint64_t) resident * pagesize;
+        if (!smaps_rollup)
+                return -EINVAL;
+        for (line = smaps_rollup; *line; line++) {
+                if (strncmp(line, key, sizeof key - 1) == 0) {
+                        unsigned long long kib;
+                        int end = 0;
+
+                        if (sscanf(line + sizeof key - 1, " %llu kB%n", &kib, &end) != 1 ||
+                            end == 0 || kib > UINT64_MAX / 1024)
+                                return -EBADMSG;
+                        *ret = (uint64_t) kib * 1024;
+                        return 0;
+                }
+                line = strchr(line, '\n');
+                if (!line)
+                        break;
+        }
+        return -EBADMSG;
 }
 
-/* What mem_load references: MEM_LOAD_RAM_PERCENT of ram_bytes, less what the process holds
- * already, since both count against the run's memory limit. */
-static uint64_t buffer_bytes(uint64_t ram_bytes, uint64_t resident) {
+/* What this process has been charged since it was forked, or 0 if unknown. Not statm's resident
+ * pages: after fork() those count every page still shared with the parent, which stays charged
+ * to the parent's memory group, not the run's. A sanitized loadgen's parent holds 15-25 MiB
+ * (more with transparent huge pages "always"), so the reference fell out of range at --mem 32M.
+ * The pages this process wrote itself (copies of shared ones included) are its private dirty
+ * pages: those are charged to the group whose limit mem_load sizes itself by. */
+static uint64_t charged_bytes(void) {
+        _cleanup_close_ int fd = open("/proc/self/smaps_rollup", O_RDONLY | O_CLOEXEC);
+        _cleanup_free_ char *text = NULL;
+        uint64_t bytes;
+
+        if (fd < 0 || read_full_fd(fd, 64 * 1024, &text, NULL) < 0 ||
+            mem_load_parse_private_dirty(text, &bytes) < 0)
+                return 0;
+        return bytes;
+}
+
+uint64_t mem_load_buffer_bytes(uint64_t ram_bytes, uint64_t charged) {
         uint64_t want = ram_bytes / 100 * MEM_LOAD_RAM_PERCENT;
 
-        if (resident >= want)
+        if (charged >= want)
                 return 0;
-        return (want - resident) / SHADOW_DIVISOR * SHADOW_MULTIPLIER;
+        return (want - charged) / SHADOW_DIVISOR * SHADOW_MULTIPLIER;
 }
 
 int mem_load_run(const LoadOptions *o, LoadResult *ret) {
         long ps = sysconf(_SC_PAGESIZE);
         size_t pagesize = ps > 0 ? (size_t) ps : 4096;
-        uint64_t bytes = buffer_bytes(o->ram_bytes, resident_bytes(pagesize));
+        uint64_t bytes = mem_load_buffer_bytes(o->ram_bytes, charged_bytes());
         uint64_t page, npages, step, start, deadline, passes = 0;
         volatile unsigned char *buf;
         bool stopped = false;
