@@ -647,7 +647,7 @@ static int manager_plan_steady(Manager *m, const PolicySnapshot *snap, uint64_t 
                         return r;
                 if (plan->n_moves + plan->n_weights > 0 || i == ticks) {
                         fprintf(f, "\nplan (after %" PRIu64 " ticks of this sample):\n", i + 1);
-                        plan_dump(plan, snap, f);
+                        report_plan(f, plan, snap);
                         if (plan->n_moves + plan->n_weights == 0)
                                 fputs("nothing to do: balanced, idle, or nothing managed\n", f);
                         return 0;
@@ -774,7 +774,7 @@ int manager_dump(Manager *m, char **ret) {
         if (m->snap && sys) {
                 report_snapshot(f, m->snap, sys, m->topo, &m->layout);
                 fputs("\nplan:\n", f);
-                plan_dump(m->plan, m->snap, f);
+                report_plan(f, m->plan, m->snap);
                 if (m->plan && m->plan->n_moves + m->plan->n_weights == 0)
                         fputs("nothing to do\n", f);
         } else

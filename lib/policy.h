@@ -229,11 +229,3 @@ int policy_node_loads(const PolicySnapshot *snap, const Topology *topo, uint64_t
  * out of range.
  */
 unsigned policy_node_capacity(const Topology *topo, unsigned index, bool use_isolated_cpus);
-
-/*
- * Writes the plan, one action a line with its reason, for --once and the debug log:
- *     move pid 1234 (comm) node 0 -> 1 mask 4-7: <reason>
- *     weight cgbalance.slice/a 100 -> 150: <reason>
- * snap (may be NULL) is the snapshot the plan was made from, for comms and cgroup paths.
- */
-void plan_dump(const Plan *p, const PolicySnapshot *snap, FILE *f);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "policy.h"
+#include "report.h"
 #include "testutil.h"
 #include "topology.h"
 #include "tunables.h"
@@ -262,7 +263,7 @@ static size_t sim_run(Sim *s, unsigned n) {
                 _cleanup_plan_ Plan *p = sim_plan(s);
 
                 if (getenv("POLICY_DEBUG"))
-                        plan_dump(p, &s->snap, stderr);
+                        report_plan(stderr, p, &s->snap);
                 sim_apply(s, p);
         }
         return s->moves - before;
@@ -1319,7 +1320,7 @@ Test(policy, state_follows_a_topology_with_more_nodes) {
         cr_expect_eq(p->n_moves, 2);
 }
 
-Test(policy, plan_dump_writes_one_line_per_action) {
+Test(policy, report_plan_writes_one_line_per_action) {
         _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
         _cleanup_plan_ Plan *p = NULL;
         _cleanup_free_ char *out = NULL;
@@ -1333,7 +1334,7 @@ Test(policy, plan_dump_writes_one_line_per_action) {
         p = sim_plan(s);
         f = open_memstream(&out, &len);
         cr_assert_not_null(f);
-        plan_dump(p, &s->snap, f);
+        report_plan(f, p, &s->snap);
         cr_assert_eq(fclose(f), 0);
         cr_expect_str_eq(out,
                          "move pid 10 (task10) node 0 -> 1 mask 2-3: node 0 load 4.00 on 2 CPUs "
