@@ -240,7 +240,7 @@ static uint64_t pass_floor(const World *w) {
         return now_nsec() - t0;
 }
 
-static uint64_t pass_plan(const World *w, const Tunables *t, size_t *ret_moves) {
+static uint64_t pass_plan(const World *w, const PolicyParams *params, size_t *ret_moves) {
         PolicyState *s = policy_state_new(w->topo);
         Plan *p = NULL;
         uint64_t t0, dt;
@@ -249,7 +249,8 @@ static uint64_t pass_plan(const World *w, const Tunables *t, size_t *ret_moves) 
         if (!s)
                 abort();
         t0 = now_nsec();
-        r = policy_plan(s, &w->snap, w->topo, t, 60 * UINT64_C(1000000), &p);
+        r = policy_plan(s, &w->snap, w->topo, params, 60 * UINT64_C(1000000),
+                        /* force_node_balance= */ false, &p);
         dt = now_nsec() - t0;
         if (r < 0) {
                 fprintf(stderr, "policy_plan: %s\n", strerror(-r));
@@ -266,18 +267,28 @@ typedef struct Cell {
         size_t moves, moves64;
 } Cell;
 
+/* The policy's numbers, built once as the daemon does at a reload (not timed). */
+static PolicyParams *cell_params(const World *w, Tunables *t, uint64_t max_moves,
+                                 PolicyParams *ret) {
+        t->max_moves_per_tick = max_moves;
+        if (policy_params_from_tunables(t, w->topo, ret) < 0)
+                abort();
+        return ret;
+}
+
 /* Each pass in its own block of runs, so none times the cache another one left cold. */
 static void run_cell(const World *w, Tunables *t, Cell *c) {
         uint64_t f[REPS], p[REPS], q[REPS];
+        PolicyParams params;
 
         for (unsigned i = 0; i < REPS; i++)
                 f[i] = pass_floor(w);
-        t->max_moves_per_tick = 2;
+        (void) cell_params(w, t, 2, &params);
         for (unsigned i = 0; i < REPS; i++)
-                p[i] = pass_plan(w, t, &c->moves);
-        t->max_moves_per_tick = 64;
+                p[i] = pass_plan(w, &params, &c->moves);
+        (void) cell_params(w, t, 64, &params);
         for (unsigned i = 0; i < REPS; i++)
-                q[i] = pass_plan(w, t, &c->moves64);
+                q[i] = pass_plan(w, &params, &c->moves64);
         c->floor = median(f, REPS);
         c->floor_best = f[0]; /* median() sorted them */
         c->plan = median(p, REPS);

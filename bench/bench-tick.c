@@ -577,8 +577,8 @@ typedef struct Row {
 } Row;
 
 /* One tick as the daemon's: sample, then plan. CPU time in ns; *ret_plan_ns that of the plan. */
-static int tick(Sampler *s, PolicyState *ps, const Bench *b, const Tunables *t, Row *row,
-                uint64_t *ret_ns, uint64_t *ret_plan_ns) {
+static int tick(Sampler *s, PolicyState *ps, const Bench *b, const Tunables *t,
+                const PolicyParams *params, Row *row, uint64_t *ret_ns, uint64_t *ret_plan_ns) {
         _cleanup_plan_ Plan *plan = NULL;
         const PolicySnapshot *snap;
         const SamplerSystem *sys;
@@ -588,7 +588,8 @@ static int tick(Sampler *s, PolicyState *ps, const Bench *b, const Tunables *t, 
         r = sampler_sample(s, t, NULL, now, &snap, &sys);
         t1 = cpu_nsec();
         if (r >= 0)
-                r = policy_plan(ps, snap, b->topo, t, now, &plan);
+                r = policy_plan(ps, snap, b->topo, params, now, /* force_node_balance= */ false,
+                                &plan);
         *ret_ns = cpu_nsec() - t0;
         *ret_plan_ns = *ret_ns - (t1 - t0);
         if (r < 0)
@@ -605,10 +606,14 @@ static int measure_ticks(const Bench *b, const Tunables *t, const FloorProc *fp,
         _cleanup_free_ uint64_t *v = calloc(3 * (size_t) reps, sizeof *v);
         uint64_t *floors, *ticks, *plans, plan_ns;
         FloorResult fr = {};
+        PolicyParams params;
         int r;
 
         if (!v)
                 return -ENOMEM;
+        r = policy_params_from_tunables(t, b->topo, &params); /* once, as at a reload */
+        if (r < 0)
+                return r;
         floors = v, ticks = v + reps, plans = v + 2 * reps;
         r = sampler_new(b->proc_fd, &b->layout, b->topo, getpid(), &s);
         if (r < 0)
@@ -617,13 +622,13 @@ static int measure_ticks(const Bench *b, const Tunables *t, const FloorProc *fp,
         ps = policy_state_new(b->topo);
         if (!ps)
                 return -ENOMEM;
-        r = tick(s, ps, b, t, row, &row->first_ns, &plan_ns);
+        r = tick(s, ps, b, t, &params, row, &row->first_ns, &plan_ns);
         for (unsigned k = 0; k < reps && r >= 0 && !stop_requested; k++) {
                 r = floor_pass_remote(fp, &fr);
                 floors[k] = fr.ns;
                 sleep_ms(10); /* an interval for the deltas */
                 if (r >= 0)
-                        r = tick(s, ps, b, t, row, &ticks[k], &plans[k]);
+                        r = tick(s, ps, b, t, &params, row, &ticks[k], &plans[k]);
         }
         if (r < 0)
                 return r;

@@ -33,6 +33,7 @@ struct Manager {
         bool dry_run_forced;
 
         Tunables tunables;
+        PolicyParams params; /* from tunables and topo: rebuilt whenever either changes */
         int proc_fd;
         CgroupLayout layout;
         Topology *topo;
@@ -124,6 +125,7 @@ static int manager_load_model(Manager *m) {
         _cleanup_topology_ Topology *topo = NULL;
         _cleanup_sampler_ Sampler *sampler = NULL;
         _cleanup_policy_state_ PolicyState *policy = NULL;
+        PolicyParams params;
         int r;
 
         r = m->root ? topology_new_from_root(m->root, &topo) : topology_new_from_system(&topo);
@@ -139,6 +141,9 @@ static int manager_load_model(Manager *m) {
         policy = policy_state_new(topo);
         if (!policy)
                 return log_error_errno(-ENOMEM, "Out of memory.");
+        r = policy_params_from_tunables(&m->tunables, topo, &params);
+        if (r < 0)
+                return log_error_errno(r, "Failed to derive the policy's parameters: %m");
 
         manager_read_online(m, m->online, sizeof m->online);
         m->snap = NULL; /* the old sampler's */
@@ -148,6 +153,7 @@ static int manager_load_model(Manager *m) {
         sampler_free(m->sampler);
         topology_free(m->topo);
         m->policy = TAKE_PTR(policy);
+        m->params = params;
         m->sampler = TAKE_PTR(sampler);
         m->topo = TAKE_PTR(topo);
         return 0;
@@ -339,7 +345,6 @@ static void manager_tick(Manager *m, uint64_t now, bool force_node_balance) {
         _cleanup_plan_ Plan *plan = NULL;
         const PolicySnapshot *snap;
         const SamplerSystem *sys;
-        PolicySnapshot input;
         int r;
 
         m->ticks++;
@@ -350,9 +355,7 @@ static void manager_tick(Manager *m, uint64_t now, bool force_node_balance) {
                 log_warning_errno(r, "Failed to sample, skipping this tick: %m");
                 return;
         }
-        input = *snap;
-        input.force_node_balance = force_node_balance;
-        r = policy_plan(m->policy, &input, m->topo, &m->tunables, now, &plan);
+        r = policy_plan(m->policy, snap, m->topo, &m->params, now, force_node_balance, &plan);
         if (r < 0) {
                 log_warning_errno(r, "Failed to plan, skipping this tick: %m");
                 return;
@@ -400,6 +403,13 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
 
 /* Side effects of a new config that take effect at once. */
 static void manager_apply_tunables(Manager *m) {
+        int r;
+
+        /* Cannot fail with the topology in force; if it did, the old numbers stay. */
+        r = policy_params_from_tunables(&m->tunables, m->topo, &m->params);
+        if (r < 0)
+                log_warning_errno(r,
+                                  "Failed to derive the policy's parameters, keeping the old: %m");
         log_set_max_level(log_levels[m->tunables.log_level]);
         if (m->timer)
                 (void) manager_arm_tick(m, m->tunables.interval_usec);
@@ -631,12 +641,13 @@ static int manager_plan_steady(Manager *m, const PolicySnapshot *snap, uint64_t 
                 _cleanup_plan_ Plan *plan = NULL;
                 int r;
 
-                r = policy_plan(m->policy, snap, m->topo, t, now + i * t->interval_usec, &plan);
+                r = policy_plan(m->policy, snap, m->topo, &m->params, now + i * t->interval_usec,
+                                /* force_node_balance= */ false, &plan);
                 if (r < 0)
                         return r;
                 if (plan->n_moves + plan->n_weights > 0 || i == ticks) {
                         fprintf(f, "\nplan (after %" PRIu64 " ticks of this sample):\n", i + 1);
-                        plan_dump(plan, snap, f);
+                        report_plan(f, plan, snap);
                         if (plan->n_moves + plan->n_weights == 0)
                                 fputs("nothing to do: balanced, idle, or nothing managed\n", f);
                         return 0;
@@ -763,7 +774,7 @@ int manager_dump(Manager *m, char **ret) {
         if (m->snap && sys) {
                 report_snapshot(f, m->snap, sys, m->topo, &m->layout);
                 fputs("\nplan:\n", f);
-                plan_dump(m->plan, m->snap, f);
+                report_plan(f, m->plan, m->snap);
                 if (m->plan && m->plan->n_moves + m->plan->n_weights == 0)
                         fputs("nothing to do\n", f);
         } else

@@ -84,3 +84,32 @@ void report_snapshot(FILE *f, const PolicySnapshot *snap, const SamplerSystem *s
         report_cgroups(f, snap);
         report_tasks(f, snap, topo);
 }
+
+static const PolicyTask *find_task(const PolicySnapshot *snap, pid_t pid, uint64_t start) {
+        for (size_t i = 0; snap && i < snap->n_tasks; i++)
+                if (snap->tasks[i].pid == pid && snap->tasks[i].starttime_ticks == start)
+                        return &snap->tasks[i];
+        return NULL;
+}
+
+void report_plan(FILE *f, const Plan *p, const PolicySnapshot *snap) {
+        if (!p)
+                return;
+        for (size_t i = 0; i < p->n_moves; i++) {
+                const PlanMove *m = &p->moves[i];
+                const PolicyTask *k = find_task(snap, m->pid, m->starttime_ticks);
+                _cleanup_free_ char *mask = NULL;
+
+                (void) cpumask_format(m->mask, &mask);
+                fprintf(f, "move pid %d (%s) node %d -> %d mask %s: %s\n", (int) m->pid,
+                        k ? k->comm : "?", m->from_node, m->to_node, mask ? mask : "?", m->reason);
+        }
+        for (size_t i = 0; i < p->n_weights; i++) {
+                const PlanWeight *w = &p->weights[i];
+                const char *path =
+                        snap && w->cgroup < snap->n_cgroups ? snap->cgroups[w->cgroup].path : "?";
+
+                fprintf(f, "weight %s %" PRIu32 " -> %" PRIu32 ": %s\n", path, w->from, w->to,
+                        w->reason);
+        }
+}

@@ -63,8 +63,9 @@ typedef struct Node {
 typedef struct Ctx {
         const PolicySnapshot *snap;
         const Topology *topo;
-        const Tunables *t;
+        const PolicyParams *p; /* NULL: loads only (policy_node_loads()) */
         uint64_t now;
+        bool force_node_balance;
         unsigned n_nodes;
         Node *nodes;
         const unsigned *dist; /* n_nodes x n_nodes, by index */
@@ -119,7 +120,7 @@ static bool cooled(const Ctx *c, const PolicyTask *k) {
         if (k->last_move_usec == 0)
                 return true;
         return c->now >= k->last_move_usec &&
-               c->now - k->last_move_usec >= c->t->migrate_cooldown_usec;
+               c->now - k->last_move_usec >= c->p->migrate_cooldown_usec;
 }
 
 /*
@@ -127,7 +128,7 @@ static bool cooled(const Ctx *c, const PolicyTask *k) {
  * others gets under a tenth of a CPU, and it is the one most worth moving.
  */
 static bool loaded(const Ctx *c, const PolicyTask *k) {
-        return task_load(k) > 0 && task_load(k) >= (uint64_t) c->t->min_task_load_pct * 100;
+        return task_load(k) > 0 && task_load(k) >= (uint64_t) c->p->min_task_load_pct * 100;
 }
 
 /* Word-wise over glibc's sets: these run once per task, on masks of up to 8192 CPUs. */
@@ -315,15 +316,31 @@ static int ctx_alloc(Ctx *c) {
 
 /* The CPUs tasks are placed on: the usable ones, or with use_isolated_cpus every one the daemon
  * may use, isolated and nohz_full included. */
+static const CpuMask *topo_placeable_cpus(const Topology *topo, bool use_isolated_cpus) {
+        return use_isolated_cpus ? topology_allowed_cpus(topo) : topology_usable_cpus(topo);
+}
+
 static const CpuMask *placeable_cpus(const Ctx *c) {
-        return c->t && c->t->use_isolated_cpus ? topology_allowed_cpus(c->topo)
-                                               : topology_usable_cpus(c->topo);
+        return topo_placeable_cpus(c->topo, c->p && c->p->use_isolated_cpus);
+}
+
+unsigned policy_node_capacity(const Topology *topo, unsigned index, bool use_isolated_cpus) {
+        const CpuMask *placeable = topo_placeable_cpus(topo, use_isolated_cpus), *cpus;
+        int id = topology_node_id(topo, index);
+        unsigned n = 0;
+
+        cpus = id >= 0 ? topology_node_cpus(topo, (unsigned) id) : NULL;
+        if (!cpus)
+                return 0;
+        CPUMASK_FOREACH(cpu, cpus)
+                n += cpumask_isset(placeable, (unsigned) cpu);
+        return n;
 }
 
 /* Each node's id, usable CPUs, capacity, nearest remote distance; each CPU's node. */
 static int ctx_nodes(Ctx *c) {
         const CpuMask *usable = placeable_cpus(c);
-        unsigned cpc = topology_max_cpus_per_core(c->topo), used = 0;
+        unsigned used = 0;
         size_t n_cpus;
 
         for (unsigned i = 0; i < c->n_nodes; i++) {
@@ -337,8 +354,8 @@ static int ctx_nodes(Ctx *c) {
                         return -ENOMEM;
                 cpumask_and(n->usable, cpus, usable);
                 n->cap = cpumask_count(n->usable);
-                if (c->t)
-                        n->min_imbalance = tunables_node_min_imbalance(c->t, n->cap, cpc);
+                if (c->p)
+                        n->min_imbalance = c->p->node_min_imbalance[i];
                 n->nearest = 0;
                 for (unsigned j = 0; j < c->n_nodes; j++) {
                         unsigned d = c->dist[(size_t) i * c->n_nodes + j];
@@ -390,16 +407,19 @@ static int ctx_loads(Ctx *c) {
         return 0;
 }
 
-static int ctx_init(Ctx *c, const PolicySnapshot *snap, const Topology *topo, const Tunables *t,
-                    uint64_t now) {
+static int ctx_init(Ctx *c, const PolicySnapshot *snap, const Topology *topo, const PolicyParams *p,
+                    uint64_t now, bool force_node_balance) {
         int r = validate(snap, topo);
 
         if (r < 0)
                 return r;
+        if (p && p->n_nodes != topology_n_nodes(topo))
+                return -EINVAL;
         *c = (Ctx){ .snap = snap,
                     .topo = topo,
-                    .t = t,
+                    .p = p,
                     .now = now,
+                    .force_node_balance = force_node_balance,
                     .n_nodes = topology_n_nodes(topo),
                     .dist = topology_distances(topo) };
         r = ctx_alloc(c);
@@ -413,7 +433,7 @@ static int ctx_init(Ctx *c, const PolicySnapshot *snap, const Topology *topo, co
 
 int policy_node_loads(const PolicySnapshot *snap, const Topology *topo, uint64_t *ret_loads) {
         _cleanup_(ctx_done) Ctx c = {};
-        int r = ctx_init(&c, snap, topo, /* t= */ NULL, 0);
+        int r = ctx_init(&c, snap, topo, /* p= */ NULL, 0, /* force_node_balance= */ false);
 
         if (r < 0)
                 return r;
@@ -430,7 +450,7 @@ static uint32_t clamp_weight(uint64_t w) {
 
 static GroupMode group_mode(const Ctx *c, size_t g) {
         const PolicyCgroup *cg = &c->snap->cgroups[g];
-        uint64_t target = (uint64_t) c->t->pressure_target_pct * 100;
+        uint64_t target = (uint64_t) c->p->pressure_target_pct * 100;
 
         if (!cg->protected)
                 return cg->weight > cg->base_weight ? GROUP_RELEASE : GROUP_UNTOUCHED;
@@ -448,7 +468,7 @@ static void ctx_blocked(Ctx *c) {
 
                 if (cg->has_pressure)
                         c->pressure[g] = cg->pressure_permyriad;
-                c->blocked[g] = group_mode(c, g) == GROUP_ABOVE && cg->weight < c->t->weight_max;
+                c->blocked[g] = group_mode(c, g) == GROUP_ABOVE && cg->weight < c->p->weight_max;
         }
 }
 
@@ -478,19 +498,19 @@ static void weight_reason(const Ctx *c, size_t g, GroupMode mode, uint64_t held,
         const PolicyCgroup *cg = &c->snap->cgroups[g];
         const char *what = cg->has_pressure ? "pressure" : "wait (no PSI)";
         char p[32], h[32], mark[32];
-        uint64_t target = (uint64_t) c->t->pressure_target_pct * 100;
+        uint64_t target = (uint64_t) c->p->pressure_target_pct * 100;
 
         if (mode == GROUP_RELEASE)
                 reason_printf(buf, size, "no longer protected: back toward base %" PRIu32, to);
-        else if (cg->weight < c->t->weight_min)
-                reason_printf(buf, size, "protected, below weight_min %" PRIu64, c->t->weight_min);
-        else if (cg->weight > c->t->weight_max)
-                reason_printf(buf, size, "above weight_max %" PRIu64, c->t->weight_max);
+        else if (cg->weight < c->p->weight_min)
+                reason_printf(buf, size, "protected, below weight_min %" PRIu64, c->p->weight_min);
+        else if (cg->weight > c->p->weight_max)
+                reason_printf(buf, size, "above weight_max %" PRIu64, c->p->weight_max);
         else if (mode == GROUP_ABOVE)
                 reason_printf(buf, size, "%s %s%% > %s%% for %s: up %" PRIu64 ", max %" PRIu64,
                               what, fmt_hundredths(p, c->pressure[g], 100),
                               fmt_hundredths(mark, target, 100), fmt_usec(h, held),
-                              c->t->weight_step, c->t->weight_max);
+                              c->p->weight_step, c->p->weight_max);
         else
                 reason_printf(buf, size,
                               "%s %s%% < %s%% for %s: down to %" PRIu32 ", base %" PRIu32, what,
@@ -502,8 +522,8 @@ static void weight_reason(const Ctx *c, size_t g, GroupMode mode, uint64_t held,
 /* The weight group g should get this tick (its own if none), given how long its mode has held. */
 static uint32_t weight_target(const Ctx *c, size_t g, GroupMode mode, bool held) {
         const PolicyCgroup *cg = &c->snap->cgroups[g];
-        uint64_t w = cg->weight, step = c->t->weight_step, base = cg->base_weight;
-        uint64_t wmin = c->t->weight_min, wmax = c->t->weight_max;
+        uint64_t w = cg->weight, step = c->p->weight_step, base = cg->base_weight;
+        uint64_t wmin = c->p->weight_min, wmax = c->p->weight_max;
         uint64_t floor = base > wmin ? base : wmin;
 
         if (mode == GROUP_RELEASE)
@@ -537,7 +557,7 @@ static int plan_weights(Ctx *c, const PolicyState *s, GroupState **ret) {
                                          ? old->since_usec
                                          : c->now;
                 uint64_t held = c->now - since;
-                uint32_t to = weight_target(c, g, mode, held >= c->t->pressure_hold_usec);
+                uint32_t to = weight_target(c, g, mode, held >= c->p->pressure_hold_usec);
 
                 groups[g] =
                         (GroupState){ .path = strdup(cg->path), .mode = mode, .since_usec = since };
@@ -562,7 +582,7 @@ static int plan_weights(Ctx *c, const PolicyState *s, GroupState **ret) {
 static unsigned pair_pct(const Ctx *c, unsigned b, unsigned t) {
         uint64_t d = c->dist[(size_t) b * c->n_nodes + t], near = c->nodes[b].nearest;
         /* The config keeps it in 101..1000; a struct built by hand gets no margin below 100. */
-        uint64_t base = c->t->node_imbalance_pct > 100 ? c->t->node_imbalance_pct - 100 : 0;
+        uint64_t base = c->p->node_imbalance_pct > 100 ? c->p->node_imbalance_pct - 100 : 0;
         uint64_t extra = base * d / (near ? near : TOPOLOGY_LOCAL_DISTANCE);
 
         return (unsigned) (100 + extra);
@@ -618,8 +638,8 @@ static void update_holds(Ctx *c, PolicyState *s) {
                         }
                         if (*since == NEVER || *since > c->now)
                                 *since = c->now;
-                        c->held[i] = c->now - *since >= c->t->node_imbalance_hold_usec ||
-                                     c->snap->force_node_balance;
+                        c->held[i] = c->now - *since >= c->p->node_imbalance_hold_usec ||
+                                     c->force_node_balance;
                 }
 }
 
@@ -630,7 +650,7 @@ static bool task_movable(const Ctx *c, size_t i) {
 
         if (c->task_node[i] < 0)
                 return false;
-        if (k->foreign && !c->t->override_foreign_affinity)
+        if (k->foreign && !c->p->override_foreign_affinity)
                 return false;
         if (!loaded(c, k))
                 return false;
@@ -698,7 +718,7 @@ static bool repair_wanted(const Ctx *c, const PolicyTask *k, const Node *n, unsi
                 return false;
         *ret_in = in;
         *ret_out = out;
-        return 100 * (uint64_t) max_in > (uint64_t) c->t->imbalance_pct * min_out;
+        return 100 * (uint64_t) max_in > (uint64_t) c->p->imbalance_pct * min_out;
 }
 
 static bool repair_candidate(const Ctx *c, size_t i) {
@@ -723,7 +743,7 @@ static int repair_reason(const Ctx *c, const PolicyTask *k, unsigned node, unsig
         reason_printf(buf, size,
                       "mask %s is part of node %d (%s): CPU %u at %s vs CPU %u at %s > %u%%", mask,
                       c->nodes[node].id, whole, in, fmt_load(a, c->snap->cpus[in].util_permyriad),
-                      out, fmt_load(b, c->snap->cpus[out].util_permyriad), c->t->imbalance_pct);
+                      out, fmt_load(b, c->snap->cpus[out].util_permyriad), c->p->imbalance_pct);
         return 0;
 }
 
@@ -960,22 +980,22 @@ static int plan_node_moves(Ctx *c, const PolicyState *s) {
 }
 
 static bool node_balance_tick(const Ctx *c, const PolicyState *s) {
-        uint64_t mult = c->t->busy_node_multiplier;
+        uint64_t mult = c->p->busy_node_multiplier;
 
         if (c->n_nodes < 2)
                 return false;
-        if (c->snap->force_node_balance)
+        if (c->force_node_balance)
                 return true;
         for (unsigned i = 0; i < c->n_nodes; i++)
                 if (node_has_idle_cpu(&c->nodes[i]))
-                        mult = c->t->idle_node_multiplier;
+                        mult = c->p->idle_node_multiplier;
         return s->ticks % (mult ? mult : 1) == 0;
 }
 
 /* ---- the plan */
 
 static int plan_new(Ctx *c) {
-        uint64_t max = c->t->max_moves_per_tick;
+        uint64_t max = c->p->max_moves_per_tick;
 
         c->max_moves = max < c->snap->n_tasks ? (size_t) max : c->snap->n_tasks;
         c->plan = calloc(1, sizeof *c->plan);
@@ -989,15 +1009,15 @@ static int plan_new(Ctx *c) {
         return 0;
 }
 
-int policy_plan(PolicyState *s, const PolicySnapshot *snap, const Topology *topo, const Tunables *t,
-                uint64_t now_usec, Plan **ret) {
+int policy_plan(PolicyState *s, const PolicySnapshot *snap, const Topology *topo,
+                const PolicyParams *p, uint64_t now_usec, bool force_node_balance, Plan **ret) {
         _cleanup_(ctx_done) Ctx c = {};
         GroupState *groups = NULL;
         int r;
 
-        if (!s || !t || !ret)
+        if (!s || !p || !ret)
                 return -EINVAL;
-        r = ctx_init(&c, snap, topo, t, now_usec);
+        r = ctx_init(&c, snap, topo, p, now_usec, force_node_balance);
         if (r < 0)
                 return r;
         r = state_fit(s, c.n_nodes);
@@ -1028,35 +1048,4 @@ int policy_plan(PolicyState *s, const PolicySnapshot *snap, const Topology *topo
         s->ticks++;
         *ret = TAKE_PTR(c.plan);
         return 0;
-}
-
-/* ---- dump */
-
-static const PolicyTask *find_task(const PolicySnapshot *snap, pid_t pid, uint64_t start) {
-        for (size_t i = 0; snap && i < snap->n_tasks; i++)
-                if (snap->tasks[i].pid == pid && snap->tasks[i].starttime_ticks == start)
-                        return &snap->tasks[i];
-        return NULL;
-}
-
-void plan_dump(const Plan *p, const PolicySnapshot *snap, FILE *f) {
-        if (!p)
-                return;
-        for (size_t i = 0; i < p->n_moves; i++) {
-                const PlanMove *m = &p->moves[i];
-                const PolicyTask *k = find_task(snap, m->pid, m->starttime_ticks);
-                _cleanup_free_ char *mask = NULL;
-
-                (void) cpumask_format(m->mask, &mask);
-                fprintf(f, "move pid %d (%s) node %d -> %d mask %s: %s\n", (int) m->pid,
-                        k ? k->comm : "?", m->from_node, m->to_node, mask ? mask : "?", m->reason);
-        }
-        for (size_t i = 0; i < p->n_weights; i++) {
-                const PlanWeight *w = &p->weights[i];
-                const char *path =
-                        snap && w->cgroup < snap->n_cgroups ? snap->cgroups[w->cgroup].path : "?";
-
-                fprintf(f, "weight %s %" PRIu32 " -> %" PRIu32 ": %s\n", path, w->from, w->to,
-                        w->reason);
-        }
 }

@@ -4,13 +4,15 @@
 /*
  * The balancing policy: a pure function
  *
- *     plan = policy_plan(state, snapshot, topology, tunables, now)
+ *     plan = policy_plan(state, snapshot, topology, params, now, force_node_balance)
  *
  * No syscalls, no clock, no randomness: time comes in as now_usec, everything measured comes in
- * the snapshot, and what must be remembered between ticks lives in PolicyState (owned by the
- * caller, updated in place). The same inputs always give the same plan, so tests and replays of
- * recorded snapshots can check it exactly, on machines far larger than the ones we have. Ties are
- * broken by pid (then start time), never by the order of the snapshot's arrays.
+ * the snapshot, the numbers it decides with in PolicyParams (built from the configuration and
+ * the topology at each reload, by policy_params_from_tunables() in lib/tunables.h), and what must
+ * be remembered between ticks lives in PolicyState (owned by the caller, updated in place). The
+ * same inputs always give the same plan, so tests and replays of recorded snapshots can check it
+ * exactly, on machines far larger than the ones we have. Ties are broken by pid (then start time),
+ * never by the order of the snapshot's arrays.
  *
  * Loads are in permyriad of one CPU: 10000 is one CPU kept busy for the whole interval. A task's
  * load is its demand (run + wait): what leaves a node and arrives at another when it moves.
@@ -88,7 +90,6 @@
 #include "cpumask.h"
 #include "macro.h"
 #include "topology.h"
-#include "tunables.h"
 
 #define POLICY_LOAD_ONE_CPU 10000u
 #define POLICY_NO_CGROUP ((size_t) -1)
@@ -98,6 +99,37 @@
  * the nearer is chosen: a node away a task's memory goes with it, a quarter CPU of someone's
  * housekeeping (an emulated guest's interrupts reached 0.22) is not worth that. */
 #define POLICY_DEST_SLACK_PERMYRIAD 2500u
+
+/*
+ * The numbers the policy decides with, named and in the units of the cgbalance.conf keys they
+ * come from (the description above uses those names). A plain struct: built once per reload
+ * (policy_params_from_tunables()), or by hand in tests.
+ */
+typedef struct PolicyParams {
+        /* placement */
+        bool use_isolated_cpus; /* isolated and nohz_full CPUs are placeable too */
+        bool override_foreign_affinity;
+        unsigned min_task_load_pct;
+        uint64_t migrate_cooldown_usec;
+        uint64_t max_moves_per_tick;
+        /* inside a node */
+        unsigned imbalance_pct;
+        /* across nodes */
+        unsigned node_imbalance_pct;
+        uint64_t node_imbalance_hold_usec;
+        uint64_t idle_node_multiplier;
+        uint64_t busy_node_multiplier;
+        /* node_min_imbalance resolved for each node, by node index ("auto" depends on the node's
+         * capacity: see tunables_node_min_imbalance()); n_nodes must be the topology's. */
+        unsigned n_nodes;
+        unsigned node_min_imbalance[TOPOLOGY_MAX_NODES];
+        /* weights */
+        unsigned pressure_target_pct;
+        uint64_t pressure_hold_usec;
+        uint64_t weight_step;
+        uint64_t weight_min;
+        uint64_t weight_max;
+} PolicyParams;
 
 typedef struct PolicyCpu {
         uint32_t util_permyriad; /* busy share of the interval, from /proc/stat */
@@ -135,9 +167,6 @@ typedef struct PolicySnapshot {
         size_t n_tasks;
         const PolicyCgroup *cgroups;
         size_t n_cgroups;
-        /* RebalanceNow: balance nodes on this tick, not waiting for the multiplier or the hold
-         * (the thresholds, cooldown and cap still apply). */
-        bool force_node_balance;
 } PolicySnapshot;
 
 typedef struct PlanMove {
@@ -177,14 +206,16 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Plan *, plan_free);
 /*
  * Plans one tick. Updates state (tick count, how long each imbalance and each group's pressure
  * has lasted). The plan refers to the snapshot's tasks by pid + starttime and to cgroups by
- * index. Returns -EINVAL if the snapshot does not fit the topology (n_cpus), if an array is NULL
- * with a non-zero count, a task's cgroup index is out of range, a cgroup has no path or there are
- * more than UINT32_MAX tasks; -ENOMEM.
+ * index. force_node_balance (RebalanceNow): balance nodes on this tick, not waiting for the
+ * multiplier or the hold (the thresholds, cooldown and cap still apply).
+ * Returns -EINVAL if the snapshot does not fit the topology (n_cpus), if the params do not
+ * (n_nodes), if an array is NULL with a non-zero count, a task's cgroup index is out of range, a
+ * cgroup has no path or there are more than UINT32_MAX tasks; -ENOMEM.
  * On error *ret is untouched and so is the state, but for the node holds (a pure function of
  * the inputs, so a retry with the same inputs gives the same plan).
  */
 int policy_plan(PolicyState *state, const PolicySnapshot *snap, const Topology *topo,
-                const Tunables *t, uint64_t now_usec, Plan **ret);
+                const PolicyParams *params, uint64_t now_usec, bool force_node_balance, Plan **ret);
 
 /*
  * The node loads as the policy sees them (see above), for metrics and explanations: ret_loads
@@ -193,9 +224,8 @@ int policy_plan(PolicyState *state, const PolicySnapshot *snap, const Topology *
 int policy_node_loads(const PolicySnapshot *snap, const Topology *topo, uint64_t *ret_loads);
 
 /*
- * Writes the plan, one action a line with its reason, for --once and the debug log:
- *     move pid 1234 (comm) node 0 -> 1 mask 4-7: <reason>
- *     weight cgbalance.slice/a 100 -> 150: <reason>
- * snap (may be NULL) is the snapshot the plan was made from, for comms and cgroup paths.
+ * A node's capacity as the policy counts it: its CPUs (by node index) that tasks are placed on,
+ * the usable ones, or with use_isolated_cpus the isolated and nohz_full ones too. 0 for an index
+ * out of range.
  */
-void plan_dump(const Plan *p, const PolicySnapshot *snap, FILE *f);
+unsigned policy_node_capacity(const Topology *topo, unsigned index, bool use_isolated_cpus);

@@ -176,6 +176,39 @@ unsigned tunables_node_min_imbalance(const Tunables *t, unsigned cpus_per_node,
         return cpus_per_core >= cpus_per_node ? 0 : cpus_per_node;
 }
 
+int policy_params_from_tunables(const Tunables *t, const Topology *topo, PolicyParams *ret) {
+        unsigned n_nodes, cpc;
+
+        if (!t || !topo || !ret)
+                return -EINVAL;
+        n_nodes = topology_n_nodes(topo);
+        if (n_nodes > TOPOLOGY_MAX_NODES)
+                return -EINVAL;
+        cpc = topology_max_cpus_per_core(topo);
+        *ret = (PolicyParams){
+                .use_isolated_cpus = t->use_isolated_cpus,
+                .override_foreign_affinity = t->override_foreign_affinity,
+                .min_task_load_pct = t->min_task_load_pct,
+                .migrate_cooldown_usec = t->migrate_cooldown_usec,
+                .max_moves_per_tick = t->max_moves_per_tick,
+                .imbalance_pct = t->imbalance_pct,
+                .node_imbalance_pct = t->node_imbalance_pct,
+                .node_imbalance_hold_usec = t->node_imbalance_hold_usec,
+                .idle_node_multiplier = t->idle_node_multiplier,
+                .busy_node_multiplier = t->busy_node_multiplier,
+                .n_nodes = n_nodes,
+                .pressure_target_pct = t->pressure_target_pct,
+                .pressure_hold_usec = t->pressure_hold_usec,
+                .weight_step = t->weight_step,
+                .weight_min = t->weight_min,
+                .weight_max = t->weight_max,
+        };
+        for (unsigned i = 0; i < n_nodes; i++)
+                ret->node_min_imbalance[i] = tunables_node_min_imbalance(
+                        t, policy_node_capacity(topo, i, t->use_isolated_cpus), cpc);
+        return 0;
+}
+
 static bool glob_matches(const char *glob, const char *path) {
         size_t len = strlen(path);
         _cleanup_free_ char *prefix = NULL;

@@ -15,6 +15,8 @@
 #include <stdio.h>
 
 #include "config.h"
+#include "policy.h"
+#include "topology.h"
 
 #define TUNABLES_DEFAULT_PATH "/etc/cgbalance/cgbalance.conf"
 
@@ -88,6 +90,15 @@ int tunables_write_default_file(FILE *f);
  */
 unsigned tunables_node_min_imbalance(const Tunables *t, unsigned cpus_per_node,
                                      unsigned cpus_per_core);
+
+/*
+ * The numbers the policy decides with, from t, for topo (the daemon builds them at start, at each
+ * reload or SetTunable, and when the topology is rebuilt): node_min_imbalance is resolved per
+ * node, "auto" with the node's capacity (policy_node_capacity(), so use_isolated_cpus counts) as
+ * its CPUs per node and topology_max_cpus_per_core() as the CPUs per core. Returns -EINVAL if topo
+ * is NULL; *ret is written only on success.
+ */
+int policy_params_from_tunables(const Tunables *t, const Topology *topo, PolicyParams *ret);
 
 /* fnmatch() of a cgroup path against a glob list, where a glob also matches every group below
  * what it matches ("cgbalance.slice" matches "cgbalance.slice/a/b"). Paths have no leading '/'. */

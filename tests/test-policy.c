@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "policy.h"
+#include "report.h"
 #include "testutil.h"
 #include "topology.h"
 #include "tunables.h"
@@ -41,7 +42,8 @@ static const char eight_distances[] = "10,16,16,16,32,32,32,32;"
  */
 typedef struct Sim {
         Topology *topo;
-        Tunables t;
+        Tunables t; /* what tests set; the policy gets sim_params() built from it */
+        PolicyParams params;
         PolicyState *state;
         unsigned n_cpus;
         uint32_t base[MAX_CPUS];
@@ -192,12 +194,20 @@ static const PolicySnapshot *sim_snapshot(Sim *s) {
         return &s->snap;
 }
 
+/* The policy's numbers from s->t, built as the daemon builds them at each reload. */
+static const PolicyParams *sim_params(Sim *s) {
+        cr_assert_eq(policy_params_from_tunables(&s->t, s->topo, &s->params), 0);
+        return &s->params;
+}
+
 /* One tick, one second after the last. */
 static Plan *sim_plan(Sim *s) {
         Plan *p = NULL;
 
         s->now += SEC;
-        cr_assert_eq(policy_plan(s->state, sim_snapshot(s), s->topo, &s->t, s->now, &p), 0);
+        cr_assert_eq(policy_plan(s->state, sim_snapshot(s), s->topo, sim_params(s), s->now,
+                                 /* force_node_balance= */ false, &p),
+                     0);
         cr_assert_not_null(p);
         return p;
 }
@@ -253,7 +263,7 @@ static size_t sim_run(Sim *s, unsigned n) {
                 _cleanup_plan_ Plan *p = sim_plan(s);
 
                 if (getenv("POLICY_DEBUG"))
-                        plan_dump(p, &s->snap, stderr);
+                        report_plan(stderr, p, &s->snap);
                 sim_apply(s, p);
         }
         return s->moves - before;
@@ -728,15 +738,14 @@ Test(policy, no_move_until_imbalance_has_held) {
 Test(policy, forced_node_balance_skips_hold_and_multiplier_not_thresholds) {
         _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
         _cleanup_plan_ Plan *first = NULL, *forced = NULL, *balanced = NULL;
-        PolicySnapshot snap;
 
         sim_busy(s, 10, 4, 0, 1);
         first = sim_plan(s); /* tick 0: the imbalance is new, held 0 s */
         cr_expect_eq(first->n_moves, 0);
         s->now += SEC; /* tick 1: the idle multiplier (2) skips it */
-        snap = *sim_snapshot(s);
-        snap.force_node_balance = true;
-        cr_assert_eq(policy_plan(s->state, &snap, s->topo, &s->t, s->now, &forced), 0);
+        cr_assert_eq(policy_plan(s->state, sim_snapshot(s), s->topo, sim_params(s), s->now,
+                                 /* force_node_balance= */ true, &forced),
+                     0);
         cr_expect(forced->node_balance_ran);
         cr_expect_eq(forced->n_moves, 2, "the per-tick cap still holds");
 
@@ -746,9 +755,9 @@ Test(policy, forced_node_balance_skips_hold_and_multiplier_not_thresholds) {
         sim_busy(s, 10, 2, 0, 1);
         sim_busy(s, 20, 2, 2, 3);
         s->now += SEC;
-        snap = *sim_snapshot(s);
-        snap.force_node_balance = true;
-        cr_assert_eq(policy_plan(s->state, &snap, s->topo, &s->t, s->now, &balanced), 0);
+        cr_assert_eq(policy_plan(s->state, sim_snapshot(s), s->topo, sim_params(s), s->now,
+                                 /* force_node_balance= */ true, &balanced),
+                     0);
         cr_expect_eq(balanced->n_moves, 0);
 }
 
@@ -1237,7 +1246,9 @@ Test(policy, same_input_gives_identical_plan) {
         mixed_load(s);
         p = sim_plan(s);
         cr_assert_gt(p->n_moves, 2, "a plan worth comparing");
-        cr_assert_eq(policy_plan(again, &s->snap, s->topo, &s->t, s->now, &q), 0);
+        cr_assert_eq(policy_plan(again, &s->snap, s->topo, sim_params(s), s->now,
+                                 /* force_node_balance= */ false, &q),
+                     0);
         expect_same_plan(p, q);
 }
 
@@ -1254,7 +1265,9 @@ Test(policy, task_order_does_not_change_the_plan) {
                 reversed[i] = s->tasks[s->n_tasks - 1 - i];
         snap = s->snap;
         snap.tasks = reversed;
-        cr_assert_eq(policy_plan(again, &snap, s->topo, &s->t, s->now, &q), 0);
+        cr_assert_eq(policy_plan(again, &snap, s->topo, sim_params(s), s->now,
+                                 /* force_node_balance= */ false, &q),
+                     0);
         expect_same_plan(p, q);
 }
 
@@ -1265,11 +1278,31 @@ Test(policy, snapshot_that_does_not_fit_is_rejected) {
 
         snap = *sim_snapshot(s);
         snap.n_cpus = 3;
-        cr_expect_eq(policy_plan(s->state, &snap, s->topo, &s->t, SEC, &p), -EINVAL);
+        cr_expect_eq(policy_plan(s->state, &snap, s->topo, sim_params(s), SEC,
+                                 /* force_node_balance= */ false, &p),
+                     -EINVAL);
         cr_expect_eq(p, sentinel, "ret written on failure");
         sim_task(s, 10, 0, BUSY)->cgroup = 3;
-        cr_expect_eq(policy_plan(s->state, sim_snapshot(s), s->topo, &s->t, SEC, &p), -EINVAL,
-                     "cgroup index out of range");
+        cr_expect_eq(policy_plan(s->state, sim_snapshot(s), s->topo, sim_params(s), SEC,
+                                 /* force_node_balance= */ false, &p),
+                     -EINVAL, "cgroup index out of range");
+        cr_expect_eq(p, sentinel);
+}
+
+Test(policy, params_for_another_topology_are_rejected) {
+        _cleanup_sim_ Sim *s = sim_new(NUMAQ, NULL);
+        _cleanup_sim_ Sim *small = sim_new(TWO_NODES, NULL);
+        Plan *sentinel = (Plan *) &s->snap, *p = sentinel;
+
+        sim_busy(s, 10, 8, 0, 3);
+        /* params built for 2 nodes (a topology rebuilt, the params not) */
+        cr_expect_eq(policy_plan(s->state, sim_snapshot(s), s->topo, sim_params(small), SEC,
+                                 /* force_node_balance= */ false, &p),
+                     -EINVAL);
+        cr_expect_eq(p, sentinel, "ret written on failure");
+        cr_expect_eq(policy_plan(s->state, sim_snapshot(s), s->topo, NULL, SEC,
+                                 /* force_node_balance= */ false, &p),
+                     -EINVAL, "no params");
         cr_expect_eq(p, sentinel);
 }
 
@@ -1281,11 +1314,13 @@ Test(policy, state_follows_a_topology_with_more_nodes) {
         s->t.node_imbalance_hold_usec = 0;
         sim_busy(s, 10, 8, 0, 3);
         /* a state made for 2 nodes, then a 4-node topology (hotplug, rebuilt topology) */
-        cr_assert_eq(policy_plan(small->state, sim_snapshot(s), s->topo, &s->t, SEC, &p), 0);
+        cr_assert_eq(policy_plan(small->state, sim_snapshot(s), s->topo, sim_params(s), SEC,
+                                 /* force_node_balance= */ false, &p),
+                     0);
         cr_expect_eq(p->n_moves, 2);
 }
 
-Test(policy, plan_dump_writes_one_line_per_action) {
+Test(policy, report_plan_writes_one_line_per_action) {
         _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
         _cleanup_plan_ Plan *p = NULL;
         _cleanup_free_ char *out = NULL;
@@ -1299,7 +1334,7 @@ Test(policy, plan_dump_writes_one_line_per_action) {
         p = sim_plan(s);
         f = open_memstream(&out, &len);
         cr_assert_not_null(f);
-        plan_dump(p, &s->snap, f);
+        report_plan(f, p, &s->snap);
         cr_assert_eq(fclose(f), 0);
         cr_expect_str_eq(out,
                          "move pid 10 (task10) node 0 -> 1 mask 2-3: node 0 load 4.00 on 2 CPUs "

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,4 +153,103 @@ Test(tunables, man_page_documents_every_key_with_its_default) {
         cr_expect_eq(documented, tunables_schema.n_keys,
                      "cgbalance.conf(5) documents %zu keys, the table has %zu", documented,
                      tunables_schema.n_keys);
+}
+
+/* ---- the policy's numbers */
+
+static Topology *synthetic(const char *description) {
+        Topology *topo = NULL;
+
+        cr_assert_eq(topology_new_from_synthetic(description, NULL, 0, &topo), 0, "%s",
+                     description);
+        return topo;
+}
+
+/* What the defaults give on a synthetic machine. */
+static void default_params(const char *description, PolicyParams *ret) {
+        _cleanup_topology_ Topology *topo = synthetic(description);
+        _cleanup_(tunables_free) Tunables t = {};
+
+        cr_assert_eq(tunables_defaults(&t), 0);
+        cr_assert_eq(policy_params_from_tunables(&t, topo, ret), 0);
+}
+
+Test(tunables, policy_params_carry_the_defaults) {
+        PolicyParams p;
+
+        default_params("pack:4 numa:1 core:4 pu:1", &p);
+        cr_expect_not(p.use_isolated_cpus);
+        cr_expect_not(p.override_foreign_affinity);
+        cr_expect_eq(p.min_task_load_pct, 10);
+        cr_expect_eq(p.migrate_cooldown_usec, 10000000);
+        cr_expect_eq(p.max_moves_per_tick, 2);
+        cr_expect_eq(p.imbalance_pct, 117);
+        cr_expect_eq(p.node_imbalance_pct, 125);
+        cr_expect_eq(p.node_imbalance_hold_usec, 2000000);
+        cr_expect_eq(p.idle_node_multiplier, 2);
+        cr_expect_eq(p.busy_node_multiplier, 10);
+        cr_expect_eq(p.pressure_target_pct, 10);
+        cr_expect_eq(p.pressure_hold_usec, 3000000);
+        cr_expect_eq(p.weight_step, 50);
+        cr_expect_eq(p.weight_min, 100);
+        cr_expect_eq(p.weight_max, 1000);
+        cr_expect_eq(p.n_nodes, 4);
+        for (unsigned i = 0; i < 4; i++)
+                cr_expect_eq(p.node_min_imbalance[i], 4, "auto on node %u: its 4 CPUs", i);
+}
+
+Test(tunables, policy_params_follow_a_set_key) {
+        _cleanup_topology_ Topology *topo = synthetic("pack:2 numa:1 core:2 pu:1");
+        _cleanup_(tunables_free) Tunables t = {};
+        ConfigError e = { 0 };
+        PolicyParams p;
+
+        cr_assert_eq(tunables_defaults(&t), 0);
+        cr_assert_eq(config_set_one(&tunables_schema, &t, "max_moves_per_tick", "7", &e), 0, "%s",
+                     e.message);
+        cr_assert_eq(config_set_one(&tunables_schema, &t, "node_min_imbalance", "3", &e), 0, "%s",
+                     e.message);
+        cr_assert_eq(policy_params_from_tunables(&t, topo, &p), 0);
+        cr_expect_eq(p.max_moves_per_tick, 7);
+        cr_expect_eq(p.n_nodes, 2);
+        cr_expect_eq(p.node_min_imbalance[0], 3, "a number is taken as it is");
+        cr_expect_eq(p.node_min_imbalance[1], 3);
+}
+
+Test(tunables, policy_params_auto_is_zero_when_a_node_is_one_core) {
+        PolicyParams p;
+
+        default_params("pack:2 numa:1 core:1 pu:2", &p);
+        cr_expect_eq(p.n_nodes, 2);
+        cr_expect_eq(p.node_min_imbalance[0], 0, "SMT siblings: crossing costs nothing");
+        cr_expect_eq(p.node_min_imbalance[1], 0);
+}
+
+/* smt-offline: node 0 has usable CPUs 0-3, node 1 4 and 6 (5 isolated, 7 offline); 2 per core. */
+Test(tunables, policy_params_auto_uses_each_nodes_placeable_cpus) {
+        _cleanup_free_ char *root = fixture_path("topology/smt-offline");
+        _cleanup_topology_ Topology *topo = NULL;
+        _cleanup_(tunables_free) Tunables t = {};
+        PolicyParams p;
+
+        cr_assert_eq(topology_new_from_root(root, &topo), 0, "%s", root);
+        cr_assert_eq(tunables_defaults(&t), 0);
+        cr_assert_eq(policy_params_from_tunables(&t, topo, &p), 0);
+        cr_expect_eq(p.node_min_imbalance[0], 4);
+        cr_expect_eq(p.node_min_imbalance[1], 0, "2 usable CPUs, no more than one core's");
+
+        t.use_isolated_cpus = true;
+        cr_assert_eq(policy_params_from_tunables(&t, topo, &p), 0);
+        cr_expect(p.use_isolated_cpus);
+        cr_expect_eq(p.node_min_imbalance[0], 4);
+        cr_expect_eq(p.node_min_imbalance[1], 3, "isolated CPU 5 counts too");
+}
+
+Test(tunables, policy_params_need_a_topology) {
+        _cleanup_(tunables_free) Tunables t = {};
+        PolicyParams p = { .n_nodes = 42 };
+
+        cr_assert_eq(tunables_defaults(&t), 0);
+        cr_expect_eq(policy_params_from_tunables(&t, NULL, &p), -EINVAL);
+        cr_expect_eq(p.n_nodes, 42, "ret written on failure");
 }
