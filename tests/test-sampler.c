@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "actuator.h"
 #include "cgroup.h"
 #include "macro.h"
 #include "sampler.h"
@@ -1061,7 +1062,8 @@ Test(sampler_live, a_mask_the_actuator_set_is_ours_not_foreign) {
         plan = (Plan){ .moves = &move, .n_moves = 1 };
         now = mono_usec();
         cr_assert_eq(actuator_apply(a, &plan, snap, /* dry_run= */ false, 0, now), 0);
-        cr_assert_eq(sampler_sample(live.s, &live.t, a, mono_usec(), &snap, &sys), 0);
+        cr_assert_eq(sampler_sample(live.s, &live.t, actuator_record(a), mono_usec(), &snap, &sys),
+                     0);
         cr_assert_eq(snap->n_tasks, 1);
         cr_expect(snap->tasks[0].ours, "the actuator set this mask");
         cr_expect_not(snap->tasks[0].foreign, "ours is never foreign");
@@ -1070,7 +1072,8 @@ Test(sampler_live, a_mask_the_actuator_set_is_ours_not_foreign) {
         CPU_ZERO(&set);
         CPU_SET(0, &set);
         cr_assert_eq(sched_setaffinity(pid, sizeof set, &set), 0);
-        cr_assert_eq(sampler_sample(live.s, &live.t, a, mono_usec(), &snap, &sys), 0);
+        cr_assert_eq(sampler_sample(live.s, &live.t, actuator_record(a), mono_usec(), &snap, &sys),
+                     0);
         cr_expect_not(snap->tasks[0].ours);
         cr_expect(snap->tasks[0].foreign);
         cr_expect_eq(snap->tasks[0].last_move_usec, now, "still the daemon's last move");
