@@ -673,8 +673,6 @@ static int execute_weight(Actuator *a, const Record *old, const PlanWeight *w, c
 
 /* ---- apply */
 
-/* Drops entries of tasks that are gone and groups that were removed: nothing to restore there.
- * Done before each write, which is rare (only when something changes). */
 /* Writes r to state_dir/changes (record_save_at()); nothing to do without a state_dir. */
 static int save_record(const Actuator *a, const Record *r) {
         return a->state_fd < 0 ? 0 : record_save_at(a->state_fd, r);
@@ -687,7 +685,10 @@ static bool task_is_gone(const Actuator *a, pid_t pid, uint64_t starttime) {
         return k == -ESRCH || (k >= 0 && st.starttime_ticks != starttime);
 }
 
-static void prune_record(Actuator *a, Record *r) {
+/* Drops entries of tasks that are gone and groups that were removed (every attribute: nothing
+ * to restore there), and the bans of tasks that are gone. Done before each write, which is rare
+ * (only when something changes). */
+static void prune_record(const Actuator *a, Record *r) {
         for (size_t i = r->n_tasks; i-- > 0;)
                 if (task_is_gone(a, r->tasks[i].pid, r->tasks[i].starttime_ticks))
                         record_drop_task(r, r->tasks[i].pid);

@@ -61,10 +61,10 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Sampler *, sampler_free);
 /*
  * Samples at now_usec. record (the daemon's changes, actuator_record()) tells what is "ours":
  * masks it set, groups' weights before it changed them, banned tasks; NULL: nothing is. The
- * snapshot and system
- * figures stay valid until the next call or sampler_free(). Missing pieces (a group removed, a
- * task gone, no PSI) are skipped, not errors; returns <0 only when /proc/stat (or, since boot,
- * /proc/uptime) cannot be read, -ENOMEM, or -EINVAL for a NULL argument.
+ * snapshot and system figures stay valid until the next call or sampler_free(). Missing pieces
+ * (a group removed, a task gone, no PSI) are skipped, not errors; returns <0 only when
+ * /proc/stat (or, since boot, /proc/uptime) cannot be read, -ENOMEM, or -EINVAL for a NULL
+ * argument.
  */
 int sampler_sample(Sampler *s, const Tunables *t, const Record *record, uint64_t now_usec,
                    const PolicySnapshot **ret_snap, const SamplerSystem **ret_system);

@@ -85,7 +85,7 @@ typedef struct Record {
         size_t n_bans;
 } Record;
 
-/* An empty record. -ENOMEM. */
+/* An empty record. -EINVAL for a NULL ret, -ENOMEM. */
 int record_new(Record **ret);
 Record *record_free(Record *r); /* accepts NULL, returns NULL */
 DEFINE_TRIVIAL_CLEANUP_FUNC(Record *, record_free);
@@ -162,8 +162,8 @@ int record_load_at(int dir_fd, unsigned capacity, Record **ret, unsigned *ret_li
 /*
  * Replaces dir_fd/changes with r atomically: a temporary file (changes.tmp, mode 0600) written
  * and fsync'ed, renamed over it, then the directory fsync'ed. An empty record removes the file
- * (and fsyncs the directory). On failure the old file stays whole. -errno, -EINVAL from
- * record_format().
+ * (and fsyncs the directory). On failure the old file stays whole. -EBADF for a negative
+ * dir_fd, -EINVAL from record_format(), other -errno from the calls.
  */
 int record_save_at(int dir_fd, const Record *r);
 /* Renames dir_fd/changes to changes.corrupt (replacing an older one), to keep a corrupt record
