@@ -959,7 +959,10 @@ int actuator_reconcile(Actuator *a) {
                 return log_debug_errno(r, "Failed to read %s/" RECORD_FILE ": %m", a->state_dir);
         log_info("Found the record of a previous run with %zu tasks and %zu groups, restoring",
                  rec->n_tasks, rec->n_cgroups);
-        /* At start: no bans to keep. */
+        /* The bans are this run's, never in the file: they stay. */
+        rec->bans = TAKE_PTR(a->record->bans);
+        rec->n_bans = a->record->n_bans;
+        a->record->n_bans = 0;
         record_free(a->record);
         a->record = TAKE_PTR(rec);
         return actuator_restore_all(a);
