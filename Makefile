@@ -127,10 +127,10 @@ $(BUILD)/tests/test-%: $(BUILD)/tests/test-%.o $(TEST_SUPPORT_SRCS:tests/%.c=$(B
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) $(CRITERION_LIBS) -lm
 
 # The fuzz targets' corpora are replayed by a plain driver, so `make check` needs no libFuzzer.
-# Some parsers live in daemon/ (the actuator's record).
-$(BUILD)/fuzz/replay-%: tests/fuzz/fuzz-%.c tests/fuzz/replay.c $(DAEMON_A) $(LIB_A)
+# Every fuzzed parser is in lib/ (the change record too: lib/record.c), none in daemon/.
+$(BUILD)/fuzz/replay-%: tests/fuzz/fuzz-%.c tests/fuzz/replay.c $(LIB_A)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Idaemon $(ALL_LDFLAGS) -o $@ $(filter %.c %.a,$^) $(PKG_LIBS) -lm
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(filter %.c %.a,$^) $(PKG_LIBS) -lm
 
 test-plain: all $(TEST_BINS) $(REPLAY_BINS)
 	@tests/run-tests $(BUILD) "$(TEST_LABEL)"
@@ -191,9 +191,9 @@ fuzz-run:
 	@mkdir -p build/fuzz-libfuzzer
 	@set -e; for n in $(FUZZ_NAMES); do \
 		echo "== fuzz $$n for $(FUZZ_SECONDS) s"; \
-		$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -DCGBALANCE_VERSION='"$(VERSION)"' -Ilib -Idaemon \
+		$(FUZZ_CC) -std=gnu11 -D_GNU_SOURCE -DCGBALANCE_VERSION='"$(VERSION)"' -Ilib \
 			$(PKG_CFLAGS) $(FUZZ_FLAGS) \
-			-o build/fuzz-libfuzzer/fuzz-$$n tests/fuzz/fuzz-$$n.c lib/*.c $(DAEMON_SRCS) \
+			-o build/fuzz-libfuzzer/fuzz-$$n tests/fuzz/fuzz-$$n.c lib/*.c \
 			$(PKG_LIBS) -lm; \
 		mkdir -p build/fuzz-libfuzzer/new-$$n; \
 		build/fuzz-libfuzzer/fuzz-$$n -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \

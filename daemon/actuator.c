@@ -13,23 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fileio.h"
 #include "log.h"
 #include "proc.h"
-
-#define RECORD_NAME "changes"
-#define RECORD_TMP_NAME "changes.tmp"
-#define RECORD_CORRUPT_NAME "changes.corrupt"
-#define RECORD_HEADER "cgbalance-changes 1"
-/* A line per task the daemon moved: 64 MiB is millions of them, beyond any real record. */
-#define RECORD_SIZE_MAX (64u * 1024u * 1024u)
-/* The largest native weight of either version (cpu.shares; cpu.weight stops at 10000). */
-#define NATIVE_WEIGHT_MAX CGROUP_SHARES_MAX
-
-typedef struct BannedTask {
-        pid_t pid;
-        uint64_t starttime_ticks;
-} BannedTask;
 
 struct Actuator {
         int proc_fd;
@@ -38,9 +23,7 @@ struct Actuator {
         unsigned capacity; /* of every mask we read: enough for the kernel's nr_cpu_ids */
         bool numa;
         CgroupLayout layout;
-        ActuatorRecord *record; /* never NULL; what state_dir/changes says */
-        BannedTask *banned; /* sorted by pid */
-        size_t n_banned;
+        Record *record; /* never NULL; what state_dir/changes says, and the bans */
         char **warned; /* groups whose write errors were logged already */
         size_t n_warned;
         bool warned_migrate_eperm; /* a refused memory move was logged already */
@@ -48,535 +31,6 @@ struct Actuator {
         ActuatorObserver observer;
         void *observer_data;
 };
-
-/* ---- the record in memory */
-
-static void task_change_done(ActuatorTaskChange *c) {
-        cpumask_free(c->orig);
-        cpumask_free(c->set);
-        *c = (ActuatorTaskChange){};
-}
-
-ActuatorRecord *actuator_record_free(ActuatorRecord *r) {
-        if (!r)
-                return NULL;
-        for (size_t i = 0; i < r->n_tasks; i++)
-                task_change_done(&r->tasks[i]);
-        for (size_t i = 0; i < r->n_cgroups; i++)
-                free(r->cgroups[i].path);
-        free(r->tasks);
-        free(r->cgroups);
-        free(r);
-        return NULL;
-}
-
-static bool record_is_empty(const ActuatorRecord *r) {
-        return r->n_tasks == 0 && r->n_cgroups == 0;
-}
-
-/* The index of pid's entry, or where it would go. */
-static size_t record_task_pos(const ActuatorRecord *r, pid_t pid) {
-        size_t lo = 0, hi = r->n_tasks;
-
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-
-                if (r->tasks[mid].pid < pid)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        return lo;
-}
-
-static ActuatorTaskChange *record_find_task(const ActuatorRecord *r, pid_t pid) {
-        size_t i = record_task_pos(r, pid);
-
-        return i < r->n_tasks && r->tasks[i].pid == pid ? &r->tasks[i] : NULL;
-}
-
-/* Stores c (taking its masks, *c is emptied), replacing any entry of the same pid. */
-static int record_put_task(ActuatorRecord *r, ActuatorTaskChange *c) {
-        size_t i = record_task_pos(r, c->pid);
-        ActuatorTaskChange *t;
-
-        if (i < r->n_tasks && r->tasks[i].pid == c->pid) {
-                task_change_done(&r->tasks[i]);
-                r->tasks[i] = *c;
-                *c = (ActuatorTaskChange){};
-                return 0;
-        }
-        t = reallocarray(r->tasks, r->n_tasks + 1, sizeof *t);
-        if (!t)
-                return -ENOMEM;
-        r->tasks = t;
-        memmove(t + i + 1, t + i, (r->n_tasks - i) * sizeof *t);
-        t[i] = *c;
-        r->n_tasks++;
-        *c = (ActuatorTaskChange){};
-        return 0;
-}
-
-static void record_drop_task(ActuatorRecord *r, pid_t pid) {
-        size_t i = record_task_pos(r, pid);
-
-        if (i >= r->n_tasks || r->tasks[i].pid != pid)
-                return;
-        task_change_done(&r->tasks[i]);
-        memmove(r->tasks + i, r->tasks + i + 1, (r->n_tasks - i - 1) * sizeof *r->tasks);
-        r->n_tasks--;
-}
-
-static size_t record_cgroup_pos(const ActuatorRecord *r, const char *path) {
-        size_t lo = 0, hi = r->n_cgroups;
-
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-
-                if (strcmp(r->cgroups[mid].path, path) < 0)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        return lo;
-}
-
-static ActuatorCgroupChange *record_find_cgroup(const ActuatorRecord *r, const char *path) {
-        size_t i = record_cgroup_pos(r, path);
-
-        return i < r->n_cgroups && streq(r->cgroups[i].path, path) ? &r->cgroups[i] : NULL;
-}
-
-static int record_put_cgroup(ActuatorRecord *r, const char *path, uint64_t orig_native,
-                             uint64_t set_native) {
-        size_t i = record_cgroup_pos(r, path);
-        ActuatorCgroupChange *c;
-        char *p;
-
-        if (i < r->n_cgroups && streq(r->cgroups[i].path, path)) {
-                r->cgroups[i].orig_native = orig_native;
-                r->cgroups[i].set_native = set_native;
-                return 0;
-        }
-        p = strdup(path);
-        if (!p)
-                return -ENOMEM;
-        c = reallocarray(r->cgroups, r->n_cgroups + 1, sizeof *c);
-        if (!c) {
-                free(p);
-                return -ENOMEM;
-        }
-        r->cgroups = c;
-        memmove(c + i + 1, c + i, (r->n_cgroups - i) * sizeof *c);
-        c[i].path = p;
-        c[i].orig_native = orig_native;
-        c[i].set_native = set_native;
-        r->n_cgroups++;
-        return 0;
-}
-
-static void record_drop_cgroup(ActuatorRecord *r, const char *path) {
-        size_t i = record_cgroup_pos(r, path);
-
-        if (i >= r->n_cgroups || !streq(r->cgroups[i].path, path))
-                return;
-        free(r->cgroups[i].path);
-        memmove(r->cgroups + i, r->cgroups + i + 1, (r->n_cgroups - i - 1) * sizeof *r->cgroups);
-        r->n_cgroups--;
-}
-
-static int task_change_copy(const ActuatorTaskChange *c, ActuatorTaskChange *ret) {
-        ActuatorTaskChange t = *c;
-
-        t.orig = cpumask_copy(c->orig);
-        t.set = cpumask_copy(c->set);
-        if (!t.orig || !t.set) {
-                task_change_done(&t);
-                return -ENOMEM;
-        }
-        *ret = t;
-        return 0;
-}
-
-static ActuatorRecord *record_new(void) {
-        return calloc(1, sizeof(ActuatorRecord));
-}
-
-static int record_copy(const ActuatorRecord *r, ActuatorRecord **ret) {
-        _cleanup_actuator_record_ ActuatorRecord *c = record_new();
-
-        if (!c)
-                return -ENOMEM;
-        if (r->n_tasks > 0) {
-                c->tasks = calloc(r->n_tasks, sizeof *c->tasks);
-                if (!c->tasks)
-                        return -ENOMEM;
-        }
-        for (; c->n_tasks < r->n_tasks; c->n_tasks++)
-                if (task_change_copy(&r->tasks[c->n_tasks], &c->tasks[c->n_tasks]) < 0)
-                        return -ENOMEM;
-        if (r->n_cgroups > 0) {
-                c->cgroups = calloc(r->n_cgroups, sizeof *c->cgroups);
-                if (!c->cgroups)
-                        return -ENOMEM;
-        }
-        for (; c->n_cgroups < r->n_cgroups; c->n_cgroups++) {
-                ActuatorCgroupChange *g = &c->cgroups[c->n_cgroups];
-
-                *g = r->cgroups[c->n_cgroups];
-                g->path = strdup(g->path);
-                if (!g->path)
-                        return -ENOMEM;
-        }
-        *ret = TAKE_PTR(c);
-        return 0;
-}
-
-/* ---- the record as text */
-
-typedef struct Span {
-        const char *s;
-        size_t n;
-} Span;
-
-/* Decimal, no sign, no leading zero, in min..max. */
-static int parse_number(Span f, uint64_t min, uint64_t max, uint64_t *ret) {
-        uint64_t v = 0;
-
-        if (f.n == 0 || (f.s[0] == '0' && f.n > 1))
-                return -EBADMSG;
-        for (size_t i = 0; i < f.n; i++) {
-                unsigned d = (unsigned) (f.s[i] - '0');
-
-                if (f.s[i] < '0' || f.s[i] > '9' || v > (UINT64_MAX - d) / 10)
-                        return -EBADMSG;
-                v = v * 10 + d;
-        }
-        if (v < min || v > max)
-                return -EBADMSG;
-        *ret = v;
-        return 0;
-}
-
-/* A non-empty cpulist exactly as cpumask_format() writes it. */
-static int parse_cpulist(Span f, unsigned capacity, CpuMask **ret) {
-        _cleanup_free_ char *tok = NULL, *back = NULL;
-        _cleanup_cpumask_ CpuMask *m = NULL;
-        int r;
-
-        if (f.n == 0 || strspn(f.s, "0123456789,-") < f.n)
-                return -EBADMSG;
-        tok = strndup(f.s, f.n);
-        if (!tok)
-                return -ENOMEM;
-        r = cpumask_parse(tok, capacity, &m, NULL);
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0 || cpumask_is_empty(m))
-                return -EBADMSG;
-        r = cpumask_format(m, &back);
-        if (r < 0)
-                return r;
-        if (!streq(back, tok))
-                return -EBADMSG;
-        *ret = TAKE_PTR(m);
-        return 0;
-}
-
-/* Splits line into exactly n fields at single spaces; with rest, the last field is the rest of
- * the line, spaces and all. Every field is non-empty. */
-static int split_line(Span line, Span *f, size_t n, bool rest) {
-        const char *p = line.s, *end = line.s + line.n;
-
-        for (size_t i = 0; i < n; i++) {
-                const char *sp = i + 1 == n && rest ? NULL : memchr(p, ' ', (size_t) (end - p));
-
-                if (i + 1 < n && !sp)
-                        return -EBADMSG;
-                if (i + 1 == n && sp)
-                        return -EBADMSG;
-                f[i] = (Span){ p, (size_t) ((sp ? sp : end) - p) };
-                if (f[i].n == 0)
-                        return -EBADMSG;
-                p = sp ? sp + 1 : end;
-        }
-        return 0;
-}
-
-static bool span_is(Span f, const char *w) {
-        return f.n == strlen(w) && memcmp(f.s, w, f.n) == 0;
-}
-
-static int parse_task_line(Span line, unsigned capacity, ActuatorRecord *rec, size_t *cap) {
-        ActuatorTaskChange c = {};
-        uint64_t pid;
-        Span f[6];
-        int r;
-
-        r = split_line(line, f, ELEMENTSOF(f), /* rest= */ false);
-        if (r >= 0)
-                r = parse_number(f[1], 1, INT_MAX, &pid);
-        if (r >= 0)
-                r = parse_number(f[2], 0, UINT64_MAX, &c.starttime_ticks);
-        if (r >= 0)
-                r = parse_cpulist(f[3], capacity, &c.orig);
-        if (r >= 0)
-                r = parse_cpulist(f[4], capacity, &c.set);
-        if (r >= 0)
-                r = parse_number(f[5], 0, UINT64_MAX, &c.when_usec);
-        if (r >= 0 && rec->n_tasks == *cap) {
-                size_t n = *cap ? *cap * 2 : 16;
-                ActuatorTaskChange *t = reallocarray(rec->tasks, n, sizeof *t);
-
-                if (t) {
-                        rec->tasks = t;
-                        *cap = n;
-                } else
-                        r = -ENOMEM;
-        }
-        if (r < 0) {
-                task_change_done(&c);
-                return r;
-        }
-        c.pid = (pid_t) pid;
-        rec->tasks[rec->n_tasks++] = c;
-        return 0;
-}
-
-static int parse_cgroup_line(Span line, ActuatorRecord *rec, size_t *cap) {
-        uint64_t orig, set;
-        char *path;
-        Span f[4];
-        int r;
-
-        r = split_line(line, f, ELEMENTSOF(f), /* rest= */ true);
-        if (r >= 0)
-                r = parse_number(f[1], 1, NATIVE_WEIGHT_MAX, &orig);
-        if (r >= 0)
-                r = parse_number(f[2], 1, NATIVE_WEIGHT_MAX, &set);
-        if (r < 0)
-                return r;
-        path = strndup(f[3].s, f[3].n);
-        if (!path)
-                return -ENOMEM;
-        if (!*path || !cgroup_path_is_valid(path)) {
-                free(path);
-                return -EBADMSG;
-        }
-        if (rec->n_cgroups == *cap) {
-                size_t n = *cap ? *cap * 2 : 16;
-                ActuatorCgroupChange *c = reallocarray(rec->cgroups, n, sizeof *c);
-
-                if (!c) {
-                        free(path);
-                        return -ENOMEM;
-                }
-                rec->cgroups = c;
-                *cap = n;
-        }
-        rec->cgroups[rec->n_cgroups++] = (ActuatorCgroupChange){ path, orig, set };
-        return 0;
-}
-
-static int cmp_task_change(const void *a, const void *b) {
-        pid_t x = ((const ActuatorTaskChange *) a)->pid, y = ((const ActuatorTaskChange *) b)->pid;
-
-        return (x > y) - (x < y);
-}
-
-static int cmp_cgroup_change(const void *a, const void *b) {
-        return strcmp(((const ActuatorCgroupChange *) a)->path,
-                      ((const ActuatorCgroupChange *) b)->path);
-}
-
-/* Sorts the entries; true if a pid or a path is there twice. */
-static bool record_sort_has_duplicates(ActuatorRecord *rec) {
-        if (rec->n_tasks > 1) /* qsort(NULL, 0, ...) is undefined */
-                qsort(rec->tasks, rec->n_tasks, sizeof *rec->tasks, cmp_task_change);
-        for (size_t i = 1; i < rec->n_tasks; i++)
-                if (rec->tasks[i].pid == rec->tasks[i - 1].pid)
-                        return true;
-        if (rec->n_cgroups > 1)
-                qsort(rec->cgroups, rec->n_cgroups, sizeof *rec->cgroups, cmp_cgroup_change);
-        for (size_t i = 1; i < rec->n_cgroups; i++)
-                if (streq(rec->cgroups[i].path, rec->cgroups[i - 1].path))
-                        return true;
-        return false;
-}
-
-int actuator_record_parse(const char *text, unsigned capacity, ActuatorRecord **ret,
-                          unsigned *ret_line) {
-        _cleanup_actuator_record_ ActuatorRecord *rec = NULL;
-        size_t task_cap = 0, cgroup_cap = 0;
-        unsigned line_no = 0;
-        const char *p;
-        int r = 0;
-
-        if (ret_line)
-                *ret_line = 0;
-        if (!text || !ret || capacity == 0 || capacity > CPUMASK_MAX_CPUS)
-                return -EINVAL;
-        rec = record_new();
-        if (!rec)
-                return -ENOMEM;
-        for (p = text; *p && r >= 0;) {
-                const char *eol = strchr(p, '\n');
-                Span line = { p, eol ? (size_t) (eol - p) : 0 };
-                Span kind;
-
-                line_no++;
-                if (!eol) /* cut short */
-                        r = -EBADMSG;
-                else if (line_no == 1)
-                        r = span_is(line, RECORD_HEADER) ? 0 : -EBADMSG;
-                else {
-                        kind = (Span){ line.s, strcspn(line.s, " \n") };
-                        if (span_is(kind, "task"))
-                                r = parse_task_line(line, capacity, rec, &task_cap);
-                        else if (span_is(kind, "cgroup"))
-                                r = parse_cgroup_line(line, rec, &cgroup_cap);
-                        else
-                                r = -EBADMSG;
-                }
-                if (eol)
-                        p = eol + 1;
-        }
-        if (r >= 0 && line_no == 0) /* no header */
-                r = -EBADMSG, line_no = 1;
-        if (r >= 0 && record_sort_has_duplicates(rec))
-                r = -EBADMSG, line_no = 0;
-        if (r < 0) {
-                if (ret_line && r == -EBADMSG)
-                        *ret_line = line_no;
-                return r;
-        }
-        *ret = TAKE_PTR(rec);
-        return 0;
-}
-
-static int format_task(FILE *f, const ActuatorTaskChange *c) {
-        _cleanup_free_ char *orig = NULL, *set = NULL;
-        int r;
-
-        if (c->pid <= 0 || !c->orig || !c->set || cpumask_is_empty(c->orig) ||
-            cpumask_is_empty(c->set))
-                return -EINVAL;
-        r = cpumask_format(c->orig, &orig);
-        if (r >= 0)
-                r = cpumask_format(c->set, &set);
-        if (r < 0)
-                return r;
-        fprintf(f, "task %d %" PRIu64 " %s %s %" PRIu64 "\n", (int) c->pid, c->starttime_ticks,
-                orig, set, c->when_usec);
-        return 0;
-}
-
-int actuator_record_format(const ActuatorRecord *r, char **ret) {
-        _cleanup_free_ char *buf = NULL;
-        _cleanup_fclose_ FILE *f = NULL;
-        size_t size = 0;
-        int k;
-
-        if (!r || !ret)
-                return -EINVAL;
-        f = open_memstream(&buf, &size);
-        if (!f)
-                return -ENOMEM;
-        fputs(RECORD_HEADER "\n", f);
-        for (size_t i = 0; i < r->n_tasks; i++) {
-                k = format_task(f, &r->tasks[i]);
-                if (k < 0)
-                        return k;
-        }
-        for (size_t i = 0; i < r->n_cgroups; i++) {
-                const ActuatorCgroupChange *c = &r->cgroups[i];
-
-                if (!c->path || !*c->path || !cgroup_path_is_valid(c->path) || c->orig_native < 1 ||
-                    c->orig_native > NATIVE_WEIGHT_MAX || c->set_native < 1 ||
-                    c->set_native > NATIVE_WEIGHT_MAX)
-                        return -EINVAL;
-                fprintf(f, "cgroup %" PRIu64 " %" PRIu64 " %s\n", c->orig_native, c->set_native,
-                        c->path);
-        }
-        k = fclose(TAKE_PTR(f));
-        if (k != 0 || !buf)
-                return -ENOMEM;
-        *ret = TAKE_PTR(buf);
-        return 0;
-}
-
-/* ---- the record on disk */
-
-static int write_all(int fd, const char *p, size_t n) {
-        while (n > 0) {
-                ssize_t k = write(fd, p, n);
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return negative_errno();
-                p += k;
-                n -= (size_t) k;
-        }
-        return 0;
-}
-
-/* Replaces state_dir/changes with r atomically (temporary file, fsync, rename, fsync of the
- * directory), or removes it when r is empty. Nothing to do without a state_dir. */
-static int record_save(const Actuator *a, const ActuatorRecord *r) {
-        _cleanup_free_ char *text = NULL;
-        _cleanup_close_ int fd = -EBADF;
-        int k;
-
-        if (a->state_fd < 0)
-                return 0;
-        if (record_is_empty(r)) {
-                if (unlinkat(a->state_fd, RECORD_NAME, 0) < 0 && errno != ENOENT)
-                        return negative_errno();
-                return fsync(a->state_fd) < 0 ? negative_errno() : 0;
-        }
-        k = actuator_record_format(r, &text);
-        if (k < 0)
-                return k;
-        fd = openat(a->state_fd, RECORD_TMP_NAME,
-                    O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
-        if (fd < 0)
-                return negative_errno();
-        k = write_all(fd, text, strlen(text));
-        if (k >= 0 && fsync(fd) < 0)
-                k = negative_errno();
-        if (k >= 0 && close(TAKE_FD(fd)) < 0)
-                k = negative_errno();
-        if (k >= 0 && renameat(a->state_fd, RECORD_TMP_NAME, a->state_fd, RECORD_NAME) < 0)
-                k = negative_errno();
-        if (k < 0) {
-                (void) unlinkat(a->state_fd, RECORD_TMP_NAME, 0);
-                return k;
-        }
-        return fsync(a->state_fd) < 0 ? negative_errno() : 0;
-}
-
-/* The text of state_dir/changes. -ENOENT when there is none; -EBADMSG when it cannot be a
- * record (a NUL byte, too big). */
-static int record_read(const Actuator *a, char **ret) {
-        _cleanup_close_ int fd = -EBADF;
-        _cleanup_free_ char *buf = NULL;
-        size_t len;
-        int r;
-
-        fd = openat(a->state_fd, RECORD_NAME, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
-        if (fd < 0)
-                return negative_errno();
-        r = read_full_fd(fd, RECORD_SIZE_MAX, &buf, &len);
-        if (r == -EFBIG)
-                return -EBADMSG;
-        if (r < 0)
-                return r;
-        if (memchr(buf, '\0', len))
-                return -EBADMSG;
-        *ret = TAKE_PTR(buf);
-        return 0;
-}
 
 /* ---- affinity and tasks */
 
@@ -684,32 +138,6 @@ static int threads_common_mask(const Actuator *a, pid_t pid, CpuMask **ret) {
                         return -EXDEV;
         }
         *ret = TAKE_PTR(common);
-        return 0;
-}
-
-static int ban(Actuator *a, pid_t pid, uint64_t starttime) {
-        size_t lo = 0, hi = a->n_banned;
-        BannedTask *b;
-
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-
-                if (a->banned[mid].pid < pid)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        if (lo < a->n_banned && a->banned[lo].pid == pid) {
-                a->banned[lo].starttime_ticks = starttime;
-                return 0;
-        }
-        b = reallocarray(a->banned, a->n_banned + 1, sizeof *b);
-        if (!b)
-                return -ENOMEM;
-        a->banned = b;
-        memmove(b + lo + 1, b + lo, (a->n_banned - lo) * sizeof *b);
-        b[lo] = (BannedTask){ pid, starttime };
-        a->n_banned++;
         return 0;
 }
 
@@ -833,6 +261,7 @@ static Actuator *actuator_alloc(void) {
 
 int actuator_new(int proc_fd, const CgroupLayout *layout, const char *state_dir, Actuator **ret) {
         _cleanup_actuator_ Actuator *a = NULL;
+        int r;
 
         if (proc_fd < 0 || !layout || !ret)
                 return -EINVAL;
@@ -844,9 +273,9 @@ int actuator_new(int proc_fd, const CgroupLayout *layout, const char *state_dir,
         a->layout = *layout;
         a->capacity = affinity_capacity();
         a->numa = numa_available() >= 0;
-        a->record = record_new();
-        if (!a->record)
-                return -ENOMEM;
+        r = record_new(&a->record);
+        if (r < 0)
+                return r;
         if (state_dir) {
                 if (mkdir(state_dir, 0700) < 0 && errno != EEXIST)
                         return negative_errno();
@@ -869,57 +298,18 @@ Actuator *actuator_free(Actuator *a) {
         for (size_t i = 0; i < a->n_warned; i++)
                 free(a->warned[i]);
         free(a->warned);
-        free(a->banned);
         free(a->state_dir);
-        actuator_record_free(a->record);
+        record_free(a->record);
         free(a);
         return NULL;
-}
-
-bool actuator_lookup_task(const Actuator *a, pid_t pid, uint64_t starttime_ticks,
-                          const CpuMask **ret_mask, uint64_t *ret_when_usec) {
-        const ActuatorTaskChange *c = a ? record_find_task(a->record, pid) : NULL;
-
-        if (!c || c->starttime_ticks != starttime_ticks)
-                return false;
-        if (ret_mask)
-                *ret_mask = c->set;
-        if (ret_when_usec)
-                *ret_when_usec = c->when_usec;
-        return true;
-}
-
-static uint64_t native_to_weight(const Actuator *a, uint64_t native) {
-        return a->layout.mode == CGROUP_MODE_V2 ? native : cgroup_shares_to_weight(native);
 }
 
 static uint64_t weight_to_native(const Actuator *a, uint64_t weight) {
         return a->layout.mode == CGROUP_MODE_V2 ? weight : cgroup_weight_to_shares(weight);
 }
 
-bool actuator_lookup_cgroup(const Actuator *a, const char *path, uint32_t *ret_base_weight) {
-        const ActuatorCgroupChange *c = a && path ? record_find_cgroup(a->record, path) : NULL;
-
-        if (!c)
-                return false;
-        if (ret_base_weight)
-                *ret_base_weight = (uint32_t) native_to_weight(a, c->orig_native);
-        return true;
-}
-
-bool actuator_task_banned(const Actuator *a, pid_t pid, uint64_t starttime_ticks) {
-        size_t lo = 0, hi = a ? a->n_banned : 0;
-
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-
-                if (a->banned[mid].pid < pid)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        return a && lo < a->n_banned && a->banned[lo].pid == pid &&
-               a->banned[lo].starttime_ticks == starttime_ticks;
+const Record *actuator_record(const Actuator *a) {
+        return a->record;
 }
 
 void actuator_set_observer(Actuator *a, ActuatorObserver observer, void *userdata) {
@@ -1000,12 +390,12 @@ static void move_skipped(Actuator *a, const PlanMove *m, int r, const char *why)
 /* Notes in next the change about to be made: the original stays the one first recorded while
  * the task still has the mask the daemon set; if someone else set another since, that is the
  * original now. */
-static int note_task(ActuatorRecord *next, const PlanMove *m, const CpuMask *before,
-                     const CpuMask *want, uint64_t now_usec) {
-        const ActuatorTaskChange *old = record_find_task(next, m->pid);
+static int note_task(Record *next, const PlanMove *m, const CpuMask *before, const CpuMask *want,
+                     uint64_t now_usec) {
+        const RecordTask *old = record_find_task(next, m->pid);
         bool ours = old && old->starttime_ticks == m->starttime_ticks &&
                     cpumask_equal(before, old->set);
-        ActuatorTaskChange c = {
+        RecordTask c = {
                 .pid = m->pid,
                 .starttime_ticks = m->starttime_ticks,
                 .orig = cpumask_copy(ours ? old->orig : before),
@@ -1014,12 +404,12 @@ static int note_task(ActuatorRecord *next, const PlanMove *m, const CpuMask *bef
         };
         int r = c.orig && c.set ? record_put_task(next, &c) : -ENOMEM;
 
-        task_change_done(&c);
+        record_task_done(&c);
         return r;
 }
 
 /* Checks a move and notes it in next. 1 if ready, 0 if skipped (counted), -ENOMEM. */
-static int prepare_move(Actuator *a, ActuatorRecord *next, const CpuMask *online, const PlanMove *m,
+static int prepare_move(Actuator *a, Record *next, const CpuMask *online, const PlanMove *m,
                         uint64_t now_usec, PendingMove *p) {
         _cleanup_cpumask_ CpuMask *want = NULL, *before = NULL;
         TaskStat st;
@@ -1030,7 +420,7 @@ static int prepare_move(Actuator *a, ActuatorRecord *next, const CpuMask *online
                 log_warning("Plan moves pid %d, which is never moved: ignoring", (int) m->pid);
                 return 0;
         }
-        if (actuator_task_banned(a, m->pid, m->starttime_ticks))
+        if (record_task_banned(a->record, m->pid, m->starttime_ticks))
                 return 0;
         r = task_identify(a, m->pid, m->starttime_ticks, &st);
         if (r == -EPERM) {
@@ -1070,19 +460,19 @@ static int prepare_move(Actuator *a, ActuatorRecord *next, const CpuMask *online
 }
 
 /* Puts pid's entry back as it was before this apply (or drops it). */
-static int revert_task(Actuator *a, const ActuatorRecord *old, pid_t pid) {
-        const ActuatorTaskChange *o = record_find_task(old, pid);
-        ActuatorTaskChange c = {};
+static int revert_task(Actuator *a, const Record *old, pid_t pid) {
+        const RecordTask *o = record_find_task(old, pid);
+        RecordTask c = {};
         int r;
 
         if (!o) {
                 record_drop_task(a->record, pid);
                 return 0;
         }
-        r = task_change_copy(o, &c);
+        r = record_task_copy(o, &c);
         if (r >= 0)
                 r = record_put_task(a->record, &c);
-        task_change_done(&c);
+        record_task_done(&c);
         return r;
 }
 
@@ -1150,11 +540,11 @@ static void log_weight(const PlanWeight *w, const char *path) {
 }
 
 /* Carries out a prepared move. Sets *dirty when the record must be written again. */
-static int execute_move(Actuator *a, const ActuatorRecord *old, const PlanMove *m,
-                        const PendingMove *p, uint64_t migrate_max_mb, bool *dirty) {
+static int execute_move(Actuator *a, const Record *old, const PlanMove *m, const PendingMove *p,
+                        uint64_t migrate_max_mb, bool *dirty) {
         _cleanup_cpumask_ CpuMask *now = NULL;
         _cleanup_free_ char *text = NULL;
-        ActuatorTaskChange *c;
+        const RecordTask *c;
         pid_t first = 0;
         int r;
 
@@ -1165,7 +555,7 @@ static int execute_move(Actuator *a, const ActuatorRecord *old, const PlanMove *
                         log_info("pid %d (%s): not permitted to set its affinity, no longer "
                                  "managed",
                                  (int) m->pid, p->comm);
-                        if (ban(a, m->pid, m->starttime_ticks) < 0)
+                        if (record_ban_task(a->record, m->pid, m->starttime_ticks) < 0)
                                 a->counters.errors++;
                 } else
                         move_skipped(a, m, r == 0 ? -ESRCH : r, "cannot set its affinity");
@@ -1175,11 +565,9 @@ static int execute_move(Actuator *a, const ActuatorRecord *old, const PlanMove *
         /* The kernel narrows a mask to the task's cpuset: record what it actually has, which
          * is what a restore compares with. */
         c = record_find_task(a->record, m->pid);
-        if (c && affinity_get(a, first, &now) >= 0 && !cpumask_equal(now, c->set)) {
-                cpumask_free(c->set);
-                c->set = TAKE_PTR(now);
+        if (c && affinity_get(a, first, &now) >= 0 && !cpumask_equal(now, c->set) &&
+            record_update_task_set(a->record, m->pid, &now) >= 0)
                 *dirty = true;
-        }
         a->counters.moves++;
         if (m->to_node != m->from_node)
                 a->counters.cross_node_moves++;
@@ -1217,10 +605,10 @@ static int execute_move(Actuator *a, const ActuatorRecord *old, const PlanMove *
 /* ---- apply: weights */
 
 /* Checks a weight change and notes it in next. 1 if ready, 0 if skipped (counted), -ENOMEM. */
-static int prepare_weight(Actuator *a, ActuatorRecord *next, const PolicySnapshot *snap,
+static int prepare_weight(Actuator *a, Record *next, const PolicySnapshot *snap,
                           const PlanWeight *w) {
         const char *path = snapshot_cgroup_path(snap, w->cgroup);
-        const ActuatorCgroupChange *old;
+        uint64_t orig, set;
         uint64_t now;
         int r;
 
@@ -1237,41 +625,41 @@ static int prepare_weight(Actuator *a, ActuatorRecord *next, const PolicySnapsho
                 weight_failed(a, path, r, "read");
                 return 0;
         }
-        old = record_find_cgroup(next, path);
-        r = record_put_cgroup(next, path, old && old->set_native == now ? old->orig_native : now,
-                              weight_to_native(a, w->to));
+        /* The first original stays while the group has the weight the daemon set; if someone
+         * else set another since, that is the original now. */
+        if (!record_lookup_cgroup(next, path, RECORD_CGROUP_WEIGHT, &orig, &set) || set != now)
+                orig = now;
+        r = record_put_cgroup(next, path, RECORD_CGROUP_WEIGHT, orig, weight_to_native(a, w->to));
         return r < 0 ? r : 1;
 }
 
-static int revert_cgroup(Actuator *a, const ActuatorRecord *old, const char *path) {
-        const ActuatorCgroupChange *o = record_find_cgroup(old, path);
+/* Puts the weight of path's entry back as it was before this apply (or drops it). */
+static int revert_weight(Actuator *a, const Record *old, const char *path) {
+        uint64_t orig, set;
 
-        if (!o) {
-                record_drop_cgroup(a->record, path);
+        if (!record_lookup_cgroup(old, path, RECORD_CGROUP_WEIGHT, &orig, &set)) {
+                record_drop_cgroup_value(a->record, path, RECORD_CGROUP_WEIGHT);
                 return 0;
         }
-        return record_put_cgroup(a->record, path, o->orig_native, o->set_native);
+        return record_put_cgroup(a->record, path, RECORD_CGROUP_WEIGHT, orig, set);
 }
 
-static int execute_weight(Actuator *a, const ActuatorRecord *old, const PlanWeight *w,
-                          const char *path, bool *dirty) {
-        ActuatorCgroupChange *c;
-        uint64_t now;
+static int execute_weight(Actuator *a, const Record *old, const PlanWeight *w, const char *path,
+                          bool *dirty) {
+        uint64_t now, set;
         int r;
 
         r = cgroup_set_cpu_weight(&a->layout, path, w->to);
         if (r < 0) {
                 weight_failed(a, path, r, "set");
                 *dirty = true;
-                return revert_cgroup(a, old, path);
+                return revert_weight(a, old, path);
         }
         warned_forget(a, path);
-        c = record_find_cgroup(a->record, path);
-        if (c && cgroup_get_cpu_weight_native(&a->layout, path, &now) >= 0 &&
-            now != c->set_native) {
-                c->set_native = now;
+        if (record_lookup_cgroup(a->record, path, RECORD_CGROUP_WEIGHT, NULL, &set) &&
+            cgroup_get_cpu_weight_native(&a->layout, path, &now) >= 0 && now != set &&
+            record_update_cgroup_set(a->record, path, RECORD_CGROUP_WEIGHT, now) >= 0)
                 *dirty = true;
-        }
         a->counters.weight_changes++;
         log_weight(w, path);
         if (a->observer)
@@ -1285,16 +673,25 @@ static int execute_weight(Actuator *a, const ActuatorRecord *old, const PlanWeig
 
 /* ---- apply */
 
-/* Drops entries of tasks that are gone and groups that were removed: nothing to restore there.
- * Done before each write, which is rare (only when something changes). */
-static void record_prune(Actuator *a, ActuatorRecord *r) {
-        for (size_t i = r->n_tasks; i-- > 0;) {
-                TaskStat st;
-                int k = proc_task_stat_read_at(a->proc_fd, r->tasks[i].pid, 0, &st);
+/* Writes r to state_dir/changes (record_save_at()); nothing to do without a state_dir. */
+static int save_record(const Actuator *a, const Record *r) {
+        return a->state_fd < 0 ? 0 : record_save_at(a->state_fd, r);
+}
 
-                if (k == -ESRCH || (k >= 0 && st.starttime_ticks != r->tasks[i].starttime_ticks))
+static bool task_is_gone(const Actuator *a, pid_t pid, uint64_t starttime) {
+        TaskStat st;
+        int k = proc_task_stat_read_at(a->proc_fd, pid, 0, &st);
+
+        return k == -ESRCH || (k >= 0 && st.starttime_ticks != starttime);
+}
+
+/* Drops entries of tasks that are gone and groups that were removed (every attribute: nothing
+ * to restore there), and the bans of tasks that are gone. Done before each write, which is rare
+ * (only when something changes). */
+static void prune_record(const Actuator *a, Record *r) {
+        for (size_t i = r->n_tasks; i-- > 0;)
+                if (task_is_gone(a, r->tasks[i].pid, r->tasks[i].starttime_ticks))
                         record_drop_task(r, r->tasks[i].pid);
-        }
         for (size_t i = r->n_cgroups; i-- > 0;) {
                 uint64_t v;
                 int k = cgroup_get_cpu_weight_native(&a->layout, r->cgroups[i].path, &v);
@@ -1302,22 +699,15 @@ static void record_prune(Actuator *a, ActuatorRecord *r) {
                 if (k == -ENOENT || k == -ENODEV)
                         record_drop_cgroup(r, r->cgroups[i].path);
         }
-        for (size_t i = a->n_banned; i-- > 0;) {
-                TaskStat st;
-                int k = proc_task_stat_read_at(a->proc_fd, a->banned[i].pid, 0, &st);
-
-                if (k == -ESRCH || (k >= 0 && st.starttime_ticks != a->banned[i].starttime_ticks)) {
-                        memmove(a->banned + i, a->banned + i + 1,
-                                (a->n_banned - i - 1) * sizeof *a->banned);
-                        a->n_banned--;
-                }
-        }
+        for (size_t i = r->n_bans; i-- > 0;)
+                if (task_is_gone(a, r->bans[i].pid, r->bans[i].starttime_ticks))
+                        record_unban_task(r, r->bans[i].pid);
 }
 
 /* Checks every action of the plan and notes those to do in *ret_next. Returns how many. */
 static int prepare_plan(Actuator *a, const Plan *plan, const PolicySnapshot *snap,
-                        uint64_t now_usec, PendingMove *pm, bool *pw, ActuatorRecord **ret_next) {
-        _cleanup_actuator_record_ ActuatorRecord *next = NULL;
+                        uint64_t now_usec, PendingMove *pm, bool *pw, Record **ret_next) {
+        _cleanup_record_ Record *next = NULL;
         _cleanup_cpumask_ CpuMask *online = NULL;
         int r, n = 0;
 
@@ -1341,7 +731,7 @@ static int prepare_plan(Actuator *a, const Plan *plan, const PolicySnapshot *sna
 
 int actuator_apply(Actuator *a, const Plan *plan, const PolicySnapshot *snap, bool dry_run,
                    uint64_t migrate_memory_max_mb, uint64_t now_usec) {
-        _cleanup_actuator_record_ ActuatorRecord *next = NULL, *old = NULL;
+        _cleanup_record_ Record *next = NULL, *old = NULL;
         PendingMove *pm = NULL;
         _cleanup_free_ bool *pw = NULL;
         bool dirty = false;
@@ -1363,8 +753,8 @@ int actuator_apply(Actuator *a, const Plan *plan, const PolicySnapshot *snap, bo
 
         /* The originals are on disk before anything changes: a crash from here on leaves a
          * record the next start reconciles. */
-        record_prune(a, next);
-        r = record_save(a, next);
+        prune_record(a, next);
+        r = save_record(a, next);
         if (r < 0) {
                 log_debug_errno(r, "Failed to write the record in %s, changing nothing: %m",
                                 a->state_dir);
@@ -1382,7 +772,7 @@ int actuator_apply(Actuator *a, const Plan *plan, const PolicySnapshot *snap, bo
                                            snapshot_cgroup_path(snap, plan->weights[i].cgroup),
                                            &dirty);
         if (dirty) {
-                int k = record_save(a, a->record);
+                int k = save_record(a, a->record);
 
                 if (k < 0 && r >= 0)
                         r = log_debug_errno(k, "Failed to update the record in %s: %m",
@@ -1397,7 +787,7 @@ finish:
 
 /* Puts want back on every thread of c's task that still has the mask the daemon set (a thread
  * someone pinned since keeps its mask). Returns the number of threads restored, or -ENOMEM. */
-static int restore_threads(Actuator *a, const ActuatorTaskChange *c, const CpuMask *online) {
+static int restore_threads(Actuator *a, const RecordTask *c, const CpuMask *online) {
         _cleanup_cpumask_ CpuMask *want = cpumask_new(a->capacity);
         _cleanup_free_ pid_t *tids = NULL;
         size_t n = 0;
@@ -1436,7 +826,7 @@ static int restore_threads(Actuator *a, const ActuatorTaskChange *c, const CpuMa
 }
 
 /* Puts the original back, if c's task is still there with the mask the daemon set. 1 if done. */
-static int restore_task(Actuator *a, const ActuatorTaskChange *c, const CpuMask *online) {
+static int restore_task(Actuator *a, const RecordTask *c, const CpuMask *online) {
         _cleanup_cpumask_ CpuMask *now = NULL;
         _cleanup_free_ char *text = NULL;
         TaskStat st;
@@ -1477,33 +867,41 @@ static int restore_task(Actuator *a, const ActuatorTaskChange *c, const CpuMask 
         return 1;
 }
 
-static int restore_cgroup(Actuator *a, const ActuatorCgroupChange *c) {
+static int restore_weight(Actuator *a, const char *path, const RecordValue *v) {
         uint64_t now;
         int r;
 
-        r = cgroup_get_cpu_weight_native(&a->layout, c->path, &now);
+        r = cgroup_get_cpu_weight_native(&a->layout, path, &now);
         if (r < 0) {
-                weight_failed(a, c->path, r, "read");
+                weight_failed(a, path, r, "read");
                 return 0;
         }
-        if (now != c->set_native) {
+        if (now != v->set) {
                 log_info("Group %s: weight %" PRIu64 " is not the %" PRIu64 " we set: leaving it",
-                         c->path, now, c->set_native);
+                         path, now, v->set);
                 return 0;
         }
-        r = cgroup_set_cpu_weight_native(&a->layout, c->path, c->orig_native);
+        r = cgroup_set_cpu_weight_native(&a->layout, path, v->orig);
         if (r < 0) {
-                weight_failed(a, c->path, r, "restore");
+                weight_failed(a, path, r, "restore");
                 return 0;
         }
         a->counters.restores++;
-        log_info("Restored the weight of %s to %" PRIu64, c->path, c->orig_native);
+        log_info("Restored the weight of %s to %" PRIu64, path, v->orig);
         return 1;
+}
+
+/* Puts back each attribute of the group the daemon changed. Returns how many. */
+static int restore_cgroup(Actuator *a, const RecordCgroup *c) {
+        int n = 0;
+
+        if (c->values[RECORD_CGROUP_WEIGHT].recorded)
+                n += restore_weight(a, c->path, &c->values[RECORD_CGROUP_WEIGHT]);
+        return n;
 }
 
 int actuator_restore_all(Actuator *a) {
         _cleanup_cpumask_ CpuMask *online = NULL;
-        ActuatorRecord *empty;
         int r, n = 0;
 
         if (!a)
@@ -1521,20 +919,15 @@ int actuator_restore_all(Actuator *a) {
         }
         for (size_t i = 0; i < a->record->n_cgroups; i++)
                 n += restore_cgroup(a, &a->record->cgroups[i]);
-        empty = record_new();
-        if (!empty)
-                return -ENOMEM;
-        actuator_record_free(a->record);
-        a->record = empty;
-        r = record_save(a, a->record);
+        record_clear(a->record); /* the bans stay */
+        r = save_record(a, a->record);
         if (r < 0)
                 return log_debug_errno(r, "Failed to remove the record in %s: %m", a->state_dir);
         return n;
 }
 
 int actuator_reconcile(Actuator *a) {
-        _cleanup_actuator_record_ ActuatorRecord *rec = NULL;
-        _cleanup_free_ char *text = NULL;
+        _cleanup_record_ Record *rec = NULL;
         unsigned line = 0;
         int r;
 
@@ -1542,31 +935,35 @@ int actuator_reconcile(Actuator *a) {
                 return -EINVAL;
         if (a->state_fd < 0)
                 return 0;
-        r = record_read(a, &text);
+        r = record_load_at(a->state_fd, a->capacity, &rec, &line);
         if (r == -ENOENT)
                 return 0;
-        if (r >= 0)
-                r = actuator_record_parse(text, a->capacity, &rec, &line);
         if (r == -EBADMSG) {
-                if (renameat(a->state_fd, RECORD_NAME, a->state_fd, RECORD_CORRUPT_NAME) < 0)
-                        log_warning_errno(errno, "Failed to rename %s/" RECORD_NAME ": %m",
+                int k = record_set_aside_at(a->state_fd);
+
+                if (k < 0)
+                        log_warning_errno(k, "Failed to rename %s/" RECORD_FILE ": %m",
                                           a->state_dir);
                 if (line > 0)
                         return log_warning_errno(r,
-                                                 "%s/" RECORD_NAME ":%u: corrupt record, kept "
-                                                 "as " RECORD_CORRUPT_NAME ", nothing restored",
+                                                 "%s/" RECORD_FILE ":%u: corrupt record, kept "
+                                                 "as " RECORD_CORRUPT_FILE ", nothing restored",
                                                  a->state_dir, line);
                 return log_warning_errno(r,
-                                         "%s/" RECORD_NAME
-                                         ": corrupt record, kept as " RECORD_CORRUPT_NAME
+                                         "%s/" RECORD_FILE
+                                         ": corrupt record, kept as " RECORD_CORRUPT_FILE
                                          ", nothing restored",
                                          a->state_dir);
         }
         if (r < 0)
-                return log_debug_errno(r, "Failed to read %s/" RECORD_NAME ": %m", a->state_dir);
+                return log_debug_errno(r, "Failed to read %s/" RECORD_FILE ": %m", a->state_dir);
         log_info("Found the record of a previous run with %zu tasks and %zu groups, restoring",
                  rec->n_tasks, rec->n_cgroups);
-        actuator_record_free(a->record);
+        /* The bans are this run's, never in the file: they stay. */
+        rec->bans = TAKE_PTR(a->record->bans);
+        rec->n_bans = a->record->n_bans;
+        a->record->n_bans = 0;
+        record_free(a->record);
         a->record = TAKE_PTR(rec);
         return actuator_restore_all(a);
 }

@@ -3,12 +3,12 @@
 
 /*
  * The actuator carries out a plan: sched_setaffinity() on every thread of a moved task (and
- * optionally numa_migrate_pages(), bounded), and cgroup CPU weights. It owns the record of what
- * the daemon changed:
+ * optionally numa_migrate_pages(), bounded), and cgroup CPU weights. It keeps the record of what
+ * the daemon changed (record.h: the type, its file format, load and save):
  *
  *   - Before it first changes a task's mask or a group's weight, it records the original (task:
  *     pid, starttime, original mask; group: path, original native weight) and what it set, in
- *     state_dir/changes, written atomically (temporary file + rename) before the change is made.
+ *     state_dir/changes, written atomically (record_save_at()) before the change is made.
  *   - actuator_restore_all() (SIGTERM) puts back each original, only where the identity still
  *     matches (pid + starttime) and the value is still the one the daemon set: an affinity or
  *     weight someone else set since is theirs and stays.
@@ -19,8 +19,8 @@
  * Errors are sorted by meaning (STYLE.md): ESRCH, the task is gone: skipped and counted, not
  * logged above debug. EINVAL (mask outside the task's cpuset, CPU went offline): counted; the
  * next tick re-plans from fresh samples, nothing is retried. EPERM: the task is no longer
- * managed (actuator_task_banned()). A cgroup gone (ENOENT/ENODEV) is skipped and counted;
- * other cgroup write errors are logged once per group.
+ * managed (a ban in the record: record_task_banned()). A cgroup gone (ENOENT/ENODEV) is
+ * skipped and counted; other cgroup write errors are logged once per group.
  */
 
 #include <stdbool.h>
@@ -31,6 +31,7 @@
 #include "cpumask.h"
 #include "macro.h"
 #include "policy.h"
+#include "record.h"
 
 typedef struct ActuatorCounters {
         uint64_t moves; /* tasks whose mask was changed */
@@ -66,13 +67,13 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Actuator *, actuator_free);
 int actuator_apply(Actuator *a, const Plan *plan, const PolicySnapshot *snap, bool dry_run,
                    uint64_t migrate_memory_max_mb, uint64_t now_usec);
 
-/* The mask the daemon set on this task and when, if it did and the record is current. */
-bool actuator_lookup_task(const Actuator *a, pid_t pid, uint64_t starttime_ticks,
-                          const CpuMask **ret_mask, uint64_t *ret_when_usec);
-/* The weight (v2 units) a group had before the daemon changed it, if it did. */
-bool actuator_lookup_cgroup(const Actuator *a, const char *path, uint32_t *ret_base_weight);
-/* True after an EPERM on this task. */
-bool actuator_task_banned(const Actuator *a, pid_t pid, uint64_t starttime_ticks);
+/*
+ * What the daemon changed and owns, for readers (the sampler): the masks it set
+ * (record_lookup_task()), groups' values before it changed them (record_lookup_cgroup(), in
+ * native units), the tasks banned after an EPERM (record_task_banned()). Never NULL; valid
+ * until the next actuator_apply(), actuator_restore_all() or actuator_reconcile().
+ */
+const Record *actuator_record(const Actuator *a);
 
 /* Puts back every recorded original (see above) and empties the record. Returns the number of
  * originals restored, or <0 if the record could not be rewritten. */
@@ -99,53 +100,3 @@ typedef void (*ActuatorObserver)(const ActuatorEvent *e, void *userdata);
 
 /* Called after each move or weight change that took effect. NULL to stop. */
 void actuator_set_observer(Actuator *a, ActuatorObserver observer, void *userdata);
-
-/*
- * The record, state_dir/changes: text, one object a line, every line ending in '\n':
- *
- *   cgbalance-changes 1
- *   task PID STARTTIME ORIG_CPULIST SET_CPULIST WHEN_USEC
- *   cgroup ORIG_NATIVE SET_NATIVE PATH
- *
- * Fields are separated by one space. Numbers are decimal without sign or leading zero; PID is
- * 1..INT_MAX, natives (cpu.shares or cpu.weight, as the host has) 1..262144. Cpulists are
- * non-empty and canonical, as cpumask_format() writes them ("0-3,8"). SET is the affinity the
- * kernel reported after the change. PATH (cgroup_path_is_valid(), not the root) is the rest of the
- * line taken verbatim: group names may hold spaces, never control characters, so nothing needs
- * escaping. At most one line per PID and per PATH. Anything else is a corrupt record.
- */
-typedef struct ActuatorTaskChange {
-        pid_t pid;
-        uint64_t starttime_ticks;
-        CpuMask *orig; /* the affinity before the daemon's first change */
-        CpuMask *set; /* the affinity the daemon set, as the kernel reported it */
-        uint64_t when_usec;
-} ActuatorTaskChange;
-
-typedef struct ActuatorCgroupChange {
-        char *path;
-        uint64_t orig_native, set_native;
-} ActuatorCgroupChange;
-
-typedef struct ActuatorRecord {
-        ActuatorTaskChange *tasks; /* sorted by pid */
-        size_t n_tasks;
-        ActuatorCgroupChange *cgroups;
-        size_t n_cgroups;
-} ActuatorRecord;
-
-ActuatorRecord *actuator_record_free(ActuatorRecord *r); /* accepts NULL, returns NULL */
-DEFINE_TRIVIAL_CLEANUP_FUNC(ActuatorRecord *, actuator_record_free);
-#define _cleanup_actuator_record_ _cleanup_(actuator_record_freep)
-
-/*
- * Pure: parses a record's text (NUL-terminated). Masks get the given capacity; a CPU beyond it
- * is corrupt. -EBADMSG for anything but the format above (ret_line, when not NULL, gets the
- * 1-based line at fault; 0 for a pid or path recorded twice), -EINVAL for a NULL text or a bad
- * capacity, -ENOMEM.
- */
-int actuator_record_parse(const char *text, unsigned capacity, ActuatorRecord **ret,
-                          unsigned *ret_line);
-/* Pure: the text of a record, which actuator_record_parse() reads back. -EINVAL for an entry
- * it could not read back (empty mask, bad path, value out of range), -ENOMEM. */
-int actuator_record_format(const ActuatorRecord *r, char **ret);

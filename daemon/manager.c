@@ -350,7 +350,8 @@ static void manager_tick(Manager *m, uint64_t now, bool force_node_balance) {
         m->ticks++;
         manager_check_hotplug(m);
         m->snap = NULL; /* sampling replaces it */
-        r = sampler_sample(m->sampler, &m->tunables, m->actuator, now, &snap, &sys);
+        r = sampler_sample(m->sampler, &m->tunables, actuator_record(m->actuator), now, &snap,
+                           &sys);
         if (r < 0) {
                 log_warning_errno(r, "Failed to sample, skipping this tick: %m");
                 return;
@@ -664,13 +665,15 @@ int manager_once(Manager *m, FILE *f) {
 
         if (!m->root) {
                 /* The first sample only primes the counters: a tick needs two. */
-                r = sampler_sample(m->sampler, &m->tunables, m->actuator, now, &snap, &sys);
+                r = sampler_sample(m->sampler, &m->tunables, actuator_record(m->actuator), now,
+                                   &snap, &sys);
                 if (r < 0)
                         return log_error_errno(r, "Failed to sample: %m");
                 (void) usleep((useconds_t) m->tunables.interval_usec);
                 now = now_usec();
         }
-        r = sampler_sample(m->sampler, &m->tunables, m->actuator, now, &snap, &sys);
+        r = sampler_sample(m->sampler, &m->tunables, actuator_record(m->actuator), now, &snap,
+                           &sys);
         if (r < 0)
                 return log_error_errno(r, "Failed to sample: %m");
         report_snapshot(f, snap, sys, m->topo, &m->layout);

@@ -105,7 +105,7 @@ struct Sampler {
 /* What one sample needs to turn counters into loads. */
 typedef struct Tick {
         const Tunables *t;
-        const Actuator *a;
+        const Record *record; /* what the daemon changed, or NULL */
         bool deltas; /* false: this sample only primes the counters */
         uint64_t interval_usec; /* live: since the previous sample */
         uint64_t uptime_usec; /* since-boot mode */
@@ -820,7 +820,7 @@ static void task_fill(const Sampler *s, const Tick *k, const TaskState *e, const
         };
         memcpy(pt->comm, main->comm, sizeof pt->comm);
         task_loads(s, k, e, sum, pt);
-        recorded = k->a && actuator_lookup_task(k->a, e->pid, e->starttime_ticks, &mine, &when);
+        recorded = record_lookup_task(k->record, e->pid, e->starttime_ticks, &mine, &when);
         pt->ours = recorded && mine && cpumask_equal(mine, e->allowed);
         pt->last_move_usec = recorded ? when : 0;
         /* A fact about the task, whatever the config: the policy decides what
@@ -865,7 +865,7 @@ static int sample_task(Sampler *s, const Tick *k, pid_t pid, size_t group) {
         if (!e)
                 return -ENOMEM;
         if (comm_excluded(k->t->exclude_comms, main.comm) ||
-            (k->a && actuator_task_banned(k->a, pid, e->starttime_ticks))) {
+            record_task_banned(k->record, pid, e->starttime_ticks)) {
                 /* Not read while excluded: should it come back (an exec renames it), its old
                  * counters would make one interval of many. */
                 task_clear_threads(s, e);
@@ -1065,8 +1065,7 @@ static int collect_groups(Sampler *s, const Tick *k) {
 }
 
 static void group_fill(Sampler *s, const Tick *k, GroupState *g, PolicyCgroup *pc) {
-        uint64_t usage, weight;
-        uint32_t base;
+        uint64_t usage, weight, base;
         PsiStats psi;
 
         *pc = (PolicyCgroup){
@@ -1092,8 +1091,11 @@ static void group_fill(Sampler *s, const Tick *k, GroupState *g, PolicyCgroup *p
         if (cgroup_get_cpu_weight(s->layout, g->path, &weight) >= 0)
                 pc->weight = (uint32_t) weight; /* 1..10000 */
         pc->base_weight = pc->weight;
-        if (k->a && actuator_lookup_cgroup(k->a, g->path, &base))
-                pc->base_weight = base;
+        if (record_lookup_cgroup(k->record, g->path, RECORD_CGROUP_WEIGHT, &base, NULL))
+                /* the record keeps native values: cpu.shares on v1 */
+                pc->base_weight = (uint32_t) (s->layout->mode == CGROUP_MODE_V2
+                                                      ? base
+                                                      : cgroup_shares_to_weight(base));
 }
 
 static int sample_groups(Sampler *s, const Tick *k) {
@@ -1171,11 +1173,11 @@ static int sample_interval(Sampler *s, uint64_t now_usec, Tick *k) {
         return 0;
 }
 
-int sampler_sample(Sampler *s, const Tunables *t, const Actuator *actuator, uint64_t now_usec,
+int sampler_sample(Sampler *s, const Tunables *t, const Record *record, uint64_t now_usec,
                    const PolicySnapshot **ret_snap, const SamplerSystem **ret_system) {
         _cleanup_proc_stat_ ProcStat *stat = NULL;
         uint64_t t0 = thread_cpu_usec();
-        Tick k = { .t = t, .a = actuator };
+        Tick k = { .t = t, .record = record };
         int r;
 
         if (!s || !t || !ret_snap || !ret_system)

@@ -12,10 +12,10 @@
  * from scratch. The first sample of a live machine only primes the counters (its snapshot has
  * interval_usec 0 and every load 0; so does a task's first appearance, for that task). Never
  * managed: pid 1, kernel threads, the daemon itself (self_pid), tasks matching exclude_comms,
- * groups matching exclude_cgroups (and all below them), and tasks the actuator banned.
+ * groups matching exclude_cgroups (and all below them), and tasks the record bans.
  * A task is foreign when its affinity is narrower than its cpuset allows and the mask is not one
- * the actuator set, whatever override_foreign_affinity says: the policy reads that tunable
- * (left alone, or given a whole node's CPUs in place of the narrowed mask).
+ * the record says the daemon set, whatever override_foreign_affinity says: the policy reads that
+ * tunable (left alone, or given a whole node's CPUs in place of the narrowed mask).
  *
  * Rooted: every read goes through proc_fd and the layout's paths, so tests and --root replays
  * point it at a recorded tree.
@@ -31,10 +31,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "actuator.h"
 #include "cgroup.h"
 #include "policy.h"
 #include "psi.h"
+#include "record.h"
 #include "topology.h"
 #include "tunables.h"
 
@@ -59,12 +59,14 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Sampler *, sampler_free);
 #define _cleanup_sampler_ _cleanup_(sampler_freep)
 
 /*
- * Samples at now_usec. actuator may be NULL (then nothing is "ours"). The snapshot and system
- * figures stay valid until the next call or sampler_free(). Missing pieces (a group removed, a
- * task gone, no PSI) are skipped, not errors; returns <0 only when /proc/stat (or, since boot,
- * /proc/uptime) cannot be read, -ENOMEM, or -EINVAL for a NULL argument.
+ * Samples at now_usec. record (the daemon's changes, actuator_record()) tells what is "ours":
+ * masks it set, groups' weights before it changed them, banned tasks; NULL: nothing is. The
+ * snapshot and system figures stay valid until the next call or sampler_free(). Missing pieces
+ * (a group removed, a task gone, no PSI) are skipped, not errors; returns <0 only when
+ * /proc/stat (or, since boot, /proc/uptime) cannot be read, -ENOMEM, or -EINVAL for a NULL
+ * argument.
  */
-int sampler_sample(Sampler *s, const Tunables *t, const Actuator *actuator, uint64_t now_usec,
+int sampler_sample(Sampler *s, const Tunables *t, const Record *record, uint64_t now_usec,
                    const PolicySnapshot **ret_snap, const SamplerSystem **ret_system);
 
 /*

@@ -26,198 +26,7 @@
 #include "proc.h"
 #include "testutil.h"
 
-/* ---- pure: the record parser and formatter */
-
 #define HEADER "cgbalance-changes 1\n"
-
-static ActuatorRecord *parse_ok(const char *text) {
-        ActuatorRecord *rec = NULL;
-        unsigned line = 99;
-        int r = actuator_record_parse(text, 64, &rec, &line);
-
-        cr_assert_eq(r, 0, "parse: %s at line %u of\n%s", strerror(-r), line, text);
-        cr_assert_not_null(rec);
-        return rec;
-}
-
-static char *mask_string(const CpuMask *m) {
-        char *s = NULL;
-
-        cr_assert_not_null(m);
-        cr_assert_eq(cpumask_format(m, &s), 0);
-        return s;
-}
-
-static void expect_mask(const CpuMask *m, const char *want, const char *what) {
-        _cleanup_free_ char *got = mask_string(m);
-
-        cr_expect_str_eq(got, want, "%s: %s, want %s", what, got, want);
-}
-
-Test(record, parse_reads_every_field_and_sorts_by_pid) {
-        _cleanup_actuator_record_ ActuatorRecord *rec =
-                parse_ok(HEADER "task 300 18446744073709551615 0-3,8 8 1700000000000000\n"
-                                "cgroup 1024 1536 cgbalance.slice/with space/ lead\n"
-                                "task 12 0 1 0-1 0\n"
-                                "cgroup 10000 1 a\n");
-
-        cr_assert_eq(rec->n_tasks, 2);
-        cr_expect_eq(rec->tasks[0].pid, 12);
-        cr_expect_eq(rec->tasks[0].starttime_ticks, 0);
-        expect_mask(rec->tasks[0].orig, "1", "orig of 12");
-        expect_mask(rec->tasks[0].set, "0-1", "set of 12");
-        cr_expect_eq(rec->tasks[0].when_usec, 0);
-        cr_expect_eq(rec->tasks[1].pid, 300);
-        cr_expect_eq(rec->tasks[1].starttime_ticks, UINT64_MAX);
-        expect_mask(rec->tasks[1].orig, "0-3,8", "orig of 300");
-        expect_mask(rec->tasks[1].set, "8", "set of 300");
-        cr_expect_eq(rec->tasks[1].when_usec, UINT64_C(1700000000000000));
-        cr_assert_eq(rec->n_cgroups, 2);
-        cr_expect_str_eq(rec->cgroups[0].path, "a");
-        cr_expect_eq(rec->cgroups[0].orig_native, 10000);
-        cr_expect_eq(rec->cgroups[0].set_native, 1);
-        cr_expect_str_eq(rec->cgroups[1].path, "cgbalance.slice/with space/ lead");
-        cr_expect_eq(rec->cgroups[1].orig_native, 1024);
-        cr_expect_eq(rec->cgroups[1].set_native, 1536);
-}
-
-Test(record, parse_of_only_the_header_is_an_empty_record) {
-        _cleanup_actuator_record_ ActuatorRecord *rec = parse_ok(HEADER);
-
-        cr_expect_eq(rec->n_tasks, 0);
-        cr_expect_eq(rec->n_cgroups, 0);
-}
-
-Test(record, parse_rejects_hostile_text_and_names_the_line) {
-        static const struct {
-                const char *text;
-                unsigned line;
-        } cases[] = {
-                { "", 1 },
-                { "cgbalance-changes 1", 1 }, /* cut */
-                { "cgbalance-changes 2\n", 1 },
-                { "cgbalance-changes 1 \n", 1 },
-                { "cgbalance-changes  1\n", 1 },
-                { "Cgbalance-changes 1\n", 1 },
-                { "cgbalance-changes 1\r\n", 1 },
-                { "\n" HEADER, 1 },
-                { "task 12 5 0 1 7\n", 1 }, /* no header */
-                { HEADER "task 12 5 0 1 7", 2 }, /* cut */
-                { HEADER "\n", 2 },
-                { HEADER "task\n", 2 },
-                { HEADER "task \n", 2 },
-                { HEADER "tasks 12 5 0 1 7\n", 2 },
-                { HEADER "# task 12 5 0 1 7\n", 2 },
-                { HEADER " task 12 5 0 1 7\n", 2 },
-                { HEADER "task 0 5 0 1 7\n", 2 },
-                { HEADER "task -1 5 0 1 7\n", 2 },
-                { HEADER "task +12 5 0 1 7\n", 2 },
-                { HEADER "task 012 5 0 1 7\n", 2 },
-                { HEADER "task 2147483648 5 0 1 7\n", 2 },
-                { HEADER "task 12 18446744073709551616 0 1 7\n", 2 },
-                { HEADER "task 12 5 0 1 18446744073709551616\n", 2 },
-                { HEADER "task 12 5 0 1 0x7\n", 2 },
-                { HEADER "task 12 5 0 1\n", 2 },
-                { HEADER "task 12 5 0 1 7 8\n", 2 },
-                { HEADER "task  12 5 0 1 7\n", 2 },
-                { HEADER "task 12 5 0  1 7\n", 2 }, /* empty cpulist */
-                { HEADER "task 12 5 0 1 7 \n", 2 },
-                { HEADER "task 12 5 0 1 7\r\n", 2 },
-                { HEADER "task 12 5 0\t1 7\n", 2 },
-                { HEADER "task 12 5 0,1 1 7\n", 2 }, /* not canonical: 0-1 */
-                { HEADER "task 12 5 1,0 1 7\n", 2 },
-                { HEADER "task 12 5 1-1 1 7\n", 2 },
-                { HEADER "task 12 5 0-1, 1 7\n", 2 },
-                { HEADER "task 12 5 3-1 1 7\n", 2 },
-                { HEADER "task 12 5 0 64 7\n", 2 }, /* beyond the capacity */
-                { HEADER "task 12 5 0 99999999999 7\n", 2 },
-                { HEADER "task 12 5 0-1x 1 7\n", 2 },
-                { HEADER "task 12 5 0 1 7\ntask 13 5 0 1 7\ngarbage\n", 4 },
-                { HEADER "cgroup 1024 1536\n", 2 },
-                { HEADER "cgroup 1024 1536 \n", 2 },
-                { HEADER "cgroup 0 1536 a\n", 2 },
-                { HEADER "cgroup 1024 262145 a\n", 2 },
-                { HEADER "cgroup 1024 -1 a\n", 2 },
-                { HEADER "cgroup 1024 1536 /a\n", 2 },
-                { HEADER "cgroup 1024 1536 a/\n", 2 },
-                { HEADER "cgroup 1024 1536 a//b\n", 2 },
-                { HEADER "cgroup 1024 1536 a/../b\n", 2 },
-                { HEADER "cgroup 1024 1536 ..\n", 2 },
-                { HEADER "cgroup 1024 1536 a\x01"
-                         "b\n",
-                  2 },
-                { HEADER "cgroup 1024 1536 a\rb\n", 2 },
-                { HEADER "cgroup 1024 1536 a\x7f\n", 2 },
-                { HEADER "cgroup 1024  1536 a\n", 2 },
-                /* the same pid or group twice: which one is right? */
-                { HEADER "task 12 5 0 1 7\ntask 12 6 0 1 7\n", 0 },
-                { HEADER "cgroup 1024 1536 a\ncgroup 1024 512 a\n", 0 },
-        };
-
-        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-                ActuatorRecord *rec = NULL;
-                unsigned line = 99;
-                int r = actuator_record_parse(cases[i].text, 64, &rec, &line);
-
-                cr_expect_eq(r, -EBADMSG, "case %zu: got %d for \"%s\"", i, r, cases[i].text);
-                cr_expect_null(rec, "case %zu: wrote the result", i);
-                cr_expect_eq(line, cases[i].line, "case %zu: line %u, want %u", i, line,
-                             cases[i].line);
-                actuator_record_free(rec);
-        }
-}
-
-Test(record, parse_refuses_bad_arguments) {
-        ActuatorRecord *rec = NULL;
-
-        cr_expect_eq(actuator_record_parse(NULL, 64, &rec, NULL), -EINVAL);
-        cr_expect_eq(actuator_record_parse(HEADER, 0, &rec, NULL), -EINVAL);
-        cr_expect_eq(actuator_record_parse(HEADER, CPUMASK_MAX_CPUS + 1, &rec, NULL), -EINVAL);
-        cr_expect_null(rec);
-}
-
-Test(record, format_writes_what_parse_reads_back) {
-        static const char text[] = HEADER "task 12 0 1 0-1 0\n"
-                                          "task 300 18446744073709551615 0-3,8 8 17\n"
-                                          "cgroup 10000 1 a\n"
-                                          "cgroup 1024 1536 cgbalance.slice/with space/ lead\n";
-        _cleanup_actuator_record_ ActuatorRecord *rec = parse_ok(text);
-        _cleanup_free_ char *out = NULL;
-
-        cr_assert_eq(actuator_record_format(rec, &out), 0);
-        cr_expect_str_eq(out, text);
-}
-
-Test(record, format_of_an_empty_record_is_the_header) {
-        ActuatorRecord rec = {};
-        _cleanup_free_ char *out = NULL;
-
-        cr_assert_eq(actuator_record_format(&rec, &out), 0);
-        cr_expect_str_eq(out, HEADER);
-}
-
-Test(record, format_refuses_what_could_not_be_read_back) {
-        _cleanup_cpumask_ CpuMask *empty = cpumask_new(64), *one = NULL;
-        ActuatorTaskChange t;
-        ActuatorCgroupChange g;
-        ActuatorRecord rec = { .tasks = &t, .n_tasks = 1 };
-        char *out = NULL;
-
-        cr_assert_not_null(empty);
-        cr_assert_eq(cpumask_parse("1", 64, &one, NULL), 0);
-        t = (ActuatorTaskChange){ .pid = 12, .orig = one, .set = empty };
-        cr_expect_eq(actuator_record_format(&rec, &out), -EINVAL, "empty set mask");
-        t = (ActuatorTaskChange){ .pid = 0, .orig = one, .set = one };
-        cr_expect_eq(actuator_record_format(&rec, &out), -EINVAL, "pid 0");
-        rec = (ActuatorRecord){ .cgroups = &g, .n_cgroups = 1 };
-        g = (ActuatorCgroupChange){ .path = (char *) "a\nb", .orig_native = 1, .set_native = 2 };
-        cr_expect_eq(actuator_record_format(&rec, &out), -EINVAL, "newline in the path");
-        g = (ActuatorCgroupChange){ .path = (char *) "", .orig_native = 1, .set_native = 2 };
-        cr_expect_eq(actuator_record_format(&rec, &out), -EINVAL, "root group");
-        g = (ActuatorCgroupChange){ .path = (char *) "a", .orig_native = 0, .set_native = 2 };
-        cr_expect_eq(actuator_record_format(&rec, &out), -EINVAL, "weight 0");
-        cr_expect_null(out);
-}
 
 /* ---- live: real tasks (children of the test) and, as root, real cgroups */
 
@@ -276,7 +85,7 @@ static char *mask_of(pid_t tid) {
         cr_assert_not_null(m);
         cr_assert_eq(sched_getaffinity(tid, cpumask_cpu_set_size(m), cpumask_cpu_set(m)), 0,
                      "sched_getaffinity(%d): %s", (int) tid, strerror(errno));
-        return mask_string(m);
+        return cpumask_text(m);
 }
 
 static CpuMask *parse_mask(const char *list) {
@@ -575,7 +384,7 @@ Test(actuator, record_that_cannot_be_written_changes_nothing) {
         cr_expect_lt(r, 0, "apply went on without a record");
         expect_all_threads(pid, own_mask);
         cr_expect_not(state_exists("changes"));
-        cr_expect_not(actuator_lookup_task(a, pid, starttime_of(pid), NULL, NULL));
+        cr_expect_not(record_lookup_task(actuator_record(a), pid, starttime_of(pid), NULL, NULL));
         cr_expect_eq(actuator_counters(a)->moves, 0);
 }
 
@@ -591,11 +400,13 @@ Test(actuator, lookup_task_needs_the_identity) {
         start = starttime_of(pid);
         a = new_actuator(&no_cgroups, NULL);
         move(a, pid, "1", 777);
-        cr_assert(actuator_lookup_task(a, pid, start, &m, &when));
-        expect_mask(m, "1", "looked up");
+        cr_assert(record_lookup_task(actuator_record(a), pid, start, &m, &when));
+        expect_cpumask(m, "1", "looked up");
         cr_expect_eq(when, 777);
-        cr_expect_not(actuator_lookup_task(a, pid, start + 1, &m, &when), "recycled pid");
-        cr_expect_not(actuator_lookup_task(a, other, starttime_of(other), &m, &when));
+        cr_expect_not(record_lookup_task(actuator_record(a), pid, start + 1, &m, &when),
+                      "recycled pid");
+        cr_expect_not(
+                record_lookup_task(actuator_record(a), other, starttime_of(other), &m, &when));
 }
 
 Test(actuator, second_move_keeps_the_first_original) {
@@ -877,8 +688,9 @@ Test(actuator, pid_1_and_kernel_threads_are_never_touched) {
                 cpumask_free(moves[i].mask);
         cr_expect_eq(r, 0);
         expect_counters(a, &(ActuatorCounters){ .errors = 2 });
-        cr_expect_not(actuator_lookup_task(a, 1, starttime_of(1), NULL, NULL));
-        cr_expect_not(actuator_lookup_task(a, kthread, starttime_of(kthread), NULL, NULL));
+        cr_expect_not(record_lookup_task(actuator_record(a), 1, starttime_of(1), NULL, NULL));
+        cr_expect_not(
+                record_lookup_task(actuator_record(a), kthread, starttime_of(kthread), NULL, NULL));
 }
 
 Test(actuator, dry_run_changes_nothing_and_records_nothing) {
@@ -900,7 +712,8 @@ Test(actuator, dry_run_changes_nothing_and_records_nothing) {
         expect_all_threads(pid, own_mask);
         cr_expect_not(state_exists("changes"));
         cr_expect_not(state_exists("changes.tmp"));
-        cr_expect_not(actuator_lookup_task(a, pid, task.starttime_ticks, NULL, NULL));
+        cr_expect_not(
+                record_lookup_task(actuator_record(a), pid, task.starttime_ticks, NULL, NULL));
         expect_counters(a, &(ActuatorCounters){});
 }
 
@@ -928,7 +741,7 @@ Test(actuator, mask_outside_the_cpuset_is_refused_and_changes_nothing) {
         cr_expect_eq(r, 0);
         expect_all_threads(pid, "0");
         expect_counters(a, &(ActuatorCounters){ .masks_refused = 1 });
-        cr_expect_not(actuator_lookup_task(a, pid, starttime_of(pid), NULL, NULL));
+        cr_expect_not(record_lookup_task(actuator_record(a), pid, starttime_of(pid), NULL, NULL));
         cr_expect_not(state_exists("changes"), "the refused move stayed in the record");
 }
 
@@ -951,8 +764,8 @@ static void eperm_helper(int fd, const Plan *plan) {
         else {
                 res.r = actuator_apply(a, plan, &empty_snap, false, 0, 1);
                 res.first = *actuator_counters(a);
-                res.banned =
-                        actuator_task_banned(a, plan->moves[0].pid, plan->moves[0].starttime_ticks);
+                res.banned = record_task_banned(actuator_record(a), plan->moves[0].pid,
+                                                plan->moves[0].starttime_ticks);
                 (void) actuator_apply(a, plan, &empty_snap, false, 0, 2);
                 res.second = *actuator_counters(a);
                 res.stage = 3;
@@ -1008,7 +821,7 @@ Test(actuator, restore_all_puts_back_the_original_on_every_thread) {
         cr_expect_eq(actuator_restore_all(a), 1);
         expect_all_threads(pid, own_mask);
         cr_expect_not(state_exists("changes"), "record not emptied");
-        cr_expect_not(actuator_lookup_task(a, pid, starttime_of(pid), NULL, NULL));
+        cr_expect_not(record_lookup_task(actuator_record(a), pid, starttime_of(pid), NULL, NULL));
         expect_counters(a, &(ActuatorCounters){ .moves = 1, .restores = 1 });
 }
 
@@ -1109,7 +922,7 @@ Test(actuator, reconcile_restores_the_online_part_of_the_original) {
         /* CPU 1 and one that does not exist (offline, as far as the task can tell) */
         orig = parse_mask("1");
         cr_assert_eq(cpumask_set(orig, (unsigned) conf), 0);
-        orig_text = mask_string(orig);
+        orig_text = cpumask_text(orig);
         line = task_line(pid, starttime_of(pid), orig_text, "0", 5);
         cr_assert_gt(asprintf(&text, HEADER "%s", line), 0);
         write_state("changes", text);
@@ -1182,7 +995,7 @@ Test(actuator, corrupt_record_is_kept_aside_and_nothing_is_restored) {
         kept = read_state("changes.corrupt");
         cr_assert_not_null(kept, "no changes.corrupt");
         cr_expect_str_eq(kept, text);
-        cr_expect_not(actuator_lookup_task(a, pid, starttime_of(pid), NULL, NULL));
+        cr_expect_not(record_lookup_task(actuator_record(a), pid, starttime_of(pid), NULL, NULL));
         cr_expect_eq(actuator_counters(a)->restores, 0);
 }
 
@@ -1254,7 +1067,7 @@ static void expect_weight(const char *v1, const char *v2) {
 Test(actuator, weight_is_written_and_its_original_recorded) {
         _cleanup_actuator_ Actuator *a = NULL;
         _cleanup_free_ char *got = NULL, *want = NULL;
-        uint32_t base = 0;
+        uint64_t orig = 0, set = 0;
 
         begin_cgroups();
         expect_weight("1024", "100");
@@ -1266,8 +1079,10 @@ Test(actuator, weight_is_written_and_its_original_recorded) {
                      0);
         got = read_state("changes");
         cr_expect_str_eq(got, want);
-        cr_assert(actuator_lookup_cgroup(a, group, &base));
-        cr_expect_eq(base, 100);
+        cr_assert(
+                record_lookup_cgroup(actuator_record(a), group, RECORD_CGROUP_WEIGHT, &orig, &set));
+        cr_expect_eq(orig, strtoull(native("1024", "100"), NULL, 10));
+        cr_expect_eq(set, strtoull(native("1536", "150"), NULL, 10));
         expect_counters(a, &(ActuatorCounters){ .weight_changes = 1 });
 }
 
@@ -1280,7 +1095,8 @@ Test(actuator, restore_puts_the_weight_back) {
         apply_weight(a, group, 300);
         cr_expect_eq(actuator_restore_all(a), 1);
         expect_weight("1024", "100");
-        cr_expect_not(actuator_lookup_cgroup(a, group, NULL));
+        cr_expect_not(
+                record_lookup_cgroup(actuator_record(a), group, RECORD_CGROUP_WEIGHT, NULL, NULL));
         cr_expect_not(state_exists("changes"));
 }
 
@@ -1382,7 +1198,8 @@ Test(actuator, weight_of_a_read_only_group_is_an_error_that_names_read_write_pat
         logged = apply_weight_logged(a, group, 150);
         expect_weight("1000", "97");
         expect_counters(a, &(ActuatorCounters){ .errors = 1 });
-        cr_expect_not(actuator_lookup_cgroup(a, group, NULL));
+        cr_expect_not(
+                record_lookup_cgroup(actuator_record(a), group, RECORD_CGROUP_WEIGHT, NULL, NULL));
         cr_expect_not(state_exists("changes"), "the failed write stayed in the record");
         cr_expect(strstr(logged, group), "log: %s", logged);
         cr_expect(strstr(logged, "Read-only file system"), "log: %s", logged);

@@ -16,8 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "actuator.h"
 #include "cgroup.h"
 #include "macro.h"
+#include "record.h"
 #include "sampler.h"
 #include "testutil.h"
 #include "topology.h"
@@ -101,18 +103,24 @@ static void fx_begin(const char *name, bool copy, pid_t self_pid) {
         cr_assert_eq(sampler_new(fx.proc_fd, &fx.layout, fx.topo, self_pid, &fx.s), 0);
 }
 
-static const PolicySnapshot *fx_sample(uint64_t now_usec, const SamplerSystem **ret_sys) {
+/* A sample told what the daemon changed (record may be NULL). */
+static const PolicySnapshot *fx_sample_with(const Record *record, uint64_t now_usec,
+                                            const SamplerSystem **ret_sys) {
         const PolicySnapshot *snap = NULL;
         const SamplerSystem *sys = NULL;
         int r;
 
-        r = sampler_sample(fx.s, &fx.t, NULL, now_usec, &snap, &sys);
+        r = sampler_sample(fx.s, &fx.t, record, now_usec, &snap, &sys);
         cr_assert_eq(r, 0, "sampler_sample: %s", strerror(-r));
         cr_assert_not_null(snap);
         cr_assert_not_null(sys);
         if (ret_sys)
                 *ret_sys = sys;
         return snap;
+}
+
+static const PolicySnapshot *fx_sample(uint64_t now_usec, const SamplerSystem **ret_sys) {
+        return fx_sample_with(NULL, now_usec, ret_sys);
 }
 
 static const PolicySnapshot *fx_since_boot(const SamplerSystem **ret_sys) {
@@ -404,6 +412,70 @@ Test(sampler_fixture, override_foreign_affinity_still_reports_foreign) {
         fx.t.override_foreign_affinity = true;
         snap = fx_since_boot(NULL);
         cr_expect(get_task(snap, 506)->foreign);
+}
+
+/* A record of one move, as the actuator keeps it: pid (with starttime) given mask set. */
+static Record *record_of(pid_t pid, uint64_t starttime, const char *set, uint64_t when_usec) {
+        RecordTask t = { .pid = pid, .starttime_ticks = starttime, .when_usec = when_usec };
+        Record *r = NULL;
+
+        cr_assert_eq(record_new(&r), 0);
+        cr_assert_eq(cpumask_parse("0-1", 64, &t.orig, NULL), 0);
+        cr_assert_eq(cpumask_parse(set, 64, &t.set, NULL), 0);
+        cr_assert_eq(record_put_task(r, &t), 0);
+        return r;
+}
+
+Test(sampler_fixture, a_mask_the_record_says_the_daemon_set_is_ours) {
+        _cleanup_record_ Record *mine = record_of(506, 30000, "1", 42),
+                                *recycled = record_of(506, 29999, "1", 42),
+                                *other_mask = record_of(506, 30000, "0", 42);
+        const PolicyTask *t;
+
+        fx_begin("mixed-1node", false, 500);
+        sampler_set_since_boot(fx.s, true);
+        t = get_task(fx_sample_with(mine, 1, NULL), 506);
+        cr_expect(t->ours);
+        cr_expect_not(t->foreign, "ours is never foreign");
+        cr_expect_eq(t->last_move_usec, 42);
+        t = get_task(fx_sample_with(recycled, 1, NULL), 506);
+        cr_expect_not(t->ours, "another task with the same pid");
+        cr_expect(t->foreign);
+        cr_expect_eq(t->last_move_usec, 0);
+        t = get_task(fx_sample_with(other_mask, 1, NULL), 506);
+        cr_expect_not(t->ours, "someone set another mask since");
+        cr_expect(t->foreign);
+        cr_expect_eq(t->last_move_usec, 42, "still the daemon's last move");
+}
+
+Test(sampler_fixture, a_task_the_record_bans_is_not_managed) {
+        _cleanup_record_ Record *r = NULL;
+
+        fx_begin("mixed-1node", false, 500);
+        sampler_set_since_boot(fx.s, true);
+        cr_assert_eq(record_new(&r), 0);
+        cr_assert_eq(record_ban_task(r, 501, 9999), 0);
+        cr_expect_not_null(find_task(fx_sample_with(r, 1, NULL), 501), "another task's ban");
+        cr_assert_eq(record_ban_task(r, 501, 10000), 0);
+        cr_expect_null(find_task(fx_sample_with(r, 1, NULL), 501));
+}
+
+Test(sampler_fixture, a_weight_in_the_record_is_the_base_in_v2_units) {
+        _cleanup_record_ Record *r = NULL;
+        const PolicySnapshot *snap;
+
+        fx_begin("mixed-1node", false, 500);
+        cr_assert_eq(record_new(&r), 0);
+        /* the record keeps what the file held: cpu.shares here (a hybrid host) */
+        cr_assert_eq(record_put_cgroup(r, "cgbalance.slice/app", RECORD_CGROUP_WEIGHT, 1000, 2048),
+                     0);
+        sampler_set_since_boot(fx.s, true);
+        snap = fx_sample_with(r, 1, NULL);
+        cr_assert_eq(snap->n_cgroups, 3);
+        cr_expect_str_eq(snap->cgroups[1].path, "cgbalance.slice/app");
+        cr_expect_eq(snap->cgroups[1].weight, 200, "cpu.shares 2048");
+        cr_expect_eq(snap->cgroups[1].base_weight, 98, "1000 shares");
+        cr_expect_eq(snap->cgroups[2].base_weight, snap->cgroups[2].weight, "not in the record");
 }
 
 Test(sampler_fixture, v1_layout_has_no_pressure) {
@@ -1061,7 +1133,8 @@ Test(sampler_live, a_mask_the_actuator_set_is_ours_not_foreign) {
         plan = (Plan){ .moves = &move, .n_moves = 1 };
         now = mono_usec();
         cr_assert_eq(actuator_apply(a, &plan, snap, /* dry_run= */ false, 0, now), 0);
-        cr_assert_eq(sampler_sample(live.s, &live.t, a, mono_usec(), &snap, &sys), 0);
+        cr_assert_eq(sampler_sample(live.s, &live.t, actuator_record(a), mono_usec(), &snap, &sys),
+                     0);
         cr_assert_eq(snap->n_tasks, 1);
         cr_expect(snap->tasks[0].ours, "the actuator set this mask");
         cr_expect_not(snap->tasks[0].foreign, "ours is never foreign");
@@ -1070,7 +1143,8 @@ Test(sampler_live, a_mask_the_actuator_set_is_ours_not_foreign) {
         CPU_ZERO(&set);
         CPU_SET(0, &set);
         cr_assert_eq(sched_setaffinity(pid, sizeof set, &set), 0);
-        cr_assert_eq(sampler_sample(live.s, &live.t, a, mono_usec(), &snap, &sys), 0);
+        cr_assert_eq(sampler_sample(live.s, &live.t, actuator_record(a), mono_usec(), &snap, &sys),
+                     0);
         cr_expect_not(snap->tasks[0].ours);
         cr_expect(snap->tasks[0].foreign);
         cr_expect_eq(snap->tasks[0].last_move_usec, now, "still the daemon's last move");

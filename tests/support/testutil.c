@@ -106,3 +106,17 @@ void die_with_parent(pid_t parent) {
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
                 _exit(125);
 }
+
+char *cpumask_text(const CpuMask *m) {
+        char *s = NULL;
+
+        cr_assert_not_null(m);
+        cr_assert_eq(cpumask_format(m, &s), 0);
+        return s;
+}
+
+void expect_cpumask(const CpuMask *m, const char *want, const char *what) {
+        _cleanup_free_ char *got = cpumask_text(m);
+
+        cr_expect_str_eq(got, want, "%s: %s, want %s", what, got, want);
+}

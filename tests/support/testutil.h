@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "cpumask.h"
+
 /* Absolute path of FIXTURES_DIR/rel; returns a malloc'ed string. */
 char *fixture_path(const char *rel);
 /* O_DIRECTORY|O_PATH-free dirfd of FIXTURES_DIR/rel, for the rooted readers. */
@@ -27,3 +29,7 @@ bool exited_with(int status, int code);
 /* In a forked child: die with the test (PR_SET_PDEATHSIG), so nothing outlives a crashed or
  * timed-out test; _exit(125) if the parent is already gone. */
 void die_with_parent(pid_t parent);
+/* cpumask_format() of m, asserted; the caller frees it. */
+char *cpumask_text(const CpuMask *m);
+/* Expects m to format as want; what names the mask in the message. */
+void expect_cpumask(const CpuMask *m, const char *want, const char *what);
