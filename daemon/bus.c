@@ -541,20 +541,19 @@ static int property_get_recent(sd_bus *bus, const char *path, const char *interf
                                const char *property, sd_bus_message *reply, void *userdata,
                                sd_bus_error *error) {
         Bus *b = userdata;
-        const ManagerAction *recent = NULL;
-        size_t n = manager_get_recent(b->manager, &recent);
+        const ManagerAction *a;
         int r;
 
         (void) bus, (void) path, (void) interface, (void) property, (void) error;
         r = sd_bus_message_open_container(reply, 'a', "(tss)");
-        for (size_t i = 0; r >= 0 && i < n; i++) {
+        for (size_t i = 0; r >= 0 && (a = manager_get_recent(b->manager, i)); i++) {
                 _cleanup_free_ char *sbuf = NULL, *tbuf = NULL;
-                const char *subject = clean(recent[i].subject, false, &sbuf);
-                const char *text = clean(recent[i].text, false, &tbuf);
+                const char *subject = clean(a->subject, false, &sbuf);
+                const char *text = clean(a->text, false, &tbuf);
 
-                r = subject && text ? sd_bus_message_append(reply, "(tss)", recent[i].realtime_usec,
-                                                            subject, text)
-                                    : -ENOMEM;
+                r = subject && text
+                            ? sd_bus_message_append(reply, "(tss)", a->realtime_usec, subject, text)
+                            : -ENOMEM;
         }
         if (r < 0)
                 return r;
@@ -899,6 +898,8 @@ static int on_retry(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
+static void on_manager_event(const ManagerEvent *e, void *userdata);
+
 int bus_new(Manager *m, sd_event *event, const char *address, Bus **ret) {
         _cleanup_(bus_freep) Bus *b = NULL;
         int r;
@@ -921,6 +922,9 @@ int bus_new(Manager *m, sd_event *event, const char *address, Bus **ret) {
                 log_warning_errno(r, "Failed to create the D-Bus reconnection timer: %m");
         else
                 (void) sd_event_source_set_enabled(b->retry, SD_EVENT_OFF);
+        r = manager_add_observer(m, on_manager_event, b);
+        if (r < 0)
+                return r;
         bus_try_connect(b);
         *ret = TAKE_PTR(b);
         return 0;
@@ -929,6 +933,8 @@ int bus_new(Manager *m, sd_event *event, const char *address, Bus **ret) {
 Bus *bus_free(Bus *b) {
         if (!b)
                 return NULL;
+        if (b->manager)
+                manager_remove_observer(b->manager, on_manager_event, b);
         bus_drop(b); /* closing releases the name, without a call that could block */
         sd_event_source_disable_unref(b->retry);
         sd_event_unref(b->event);
@@ -941,7 +947,8 @@ bool bus_is_connected(const Bus *b) {
         return b && b->bus && b->name_acquired;
 }
 
-void bus_tick_done(Bus *b) {
+/* After each tick: PropertiesChanged for the properties that change per tick (at most once). */
+static void bus_tick_done(Bus *b) {
         int r;
 
         if (!bus_is_connected(b))
@@ -953,7 +960,7 @@ void bus_tick_done(Bus *b) {
                 log_debug_errno(r, "Failed to emit PropertiesChanged: %m");
 }
 
-void bus_emit_task_moved(Bus *b, pid_t pid, int from_node, int to_node, const char *reason) {
+static void bus_emit_task_moved(Bus *b, pid_t pid, int from_node, int to_node, const char *reason) {
         _cleanup_free_ char *buf = NULL;
         char from[32], to[32];
         const char *why;
@@ -972,8 +979,8 @@ void bus_emit_task_moved(Bus *b, pid_t pid, int from_node, int to_node, const ch
                 log_debug_errno(r, "Failed to emit TaskMoved: %m");
 }
 
-void bus_emit_weight_changed(Bus *b, const char *cgroup, uint64_t old_weight, uint64_t new_weight,
-                             const char *reason) {
+static void bus_emit_weight_changed(Bus *b, const char *cgroup, uint64_t old_weight,
+                                    uint64_t new_weight, const char *reason) {
         _cleanup_free_ char *cbuf = NULL, *rbuf = NULL;
         const char *path, *why;
         int r;
@@ -990,7 +997,7 @@ void bus_emit_weight_changed(Bus *b, const char *cgroup, uint64_t old_weight, ui
                 log_debug_errno(r, "Failed to emit WeightChanged: %m");
 }
 
-void bus_emit_reloaded(Bus *b, bool ok, const char *message) {
+static void bus_emit_reloaded(Bus *b, bool ok, const char *message) {
         _cleanup_free_ char *buf = NULL;
         const char *text;
         int r;
@@ -1006,4 +1013,22 @@ void bus_emit_reloaded(Bus *b, bool ok, const char *message) {
                 log_debug_errno(r, "Failed to emit Reloaded: %m");
         if (ok)
                 bus_emit_changed(b, "Config", "State");
+}
+
+/* The manager's events, as signals and PropertiesChanged. */
+static void on_manager_event(const ManagerEvent *e, void *userdata) {
+        Bus *b = userdata;
+
+        switch (e->kind) {
+        case MANAGER_EVENT_TICK_DONE: bus_tick_done(b); break;
+        case MANAGER_EVENT_TASK_MOVED:
+                bus_emit_task_moved(b, e->action->pid, e->action->from_node, e->action->to_node,
+                                    e->action->reason);
+                break;
+        case MANAGER_EVENT_WEIGHT_CHANGED:
+                bus_emit_weight_changed(b, e->action->cgroup, e->action->old_weight,
+                                        e->action->new_weight, e->action->reason);
+                break;
+        case MANAGER_EVENT_RELOADED: bus_emit_reloaded(b, e->ok, e->message); break;
+        }
 }
