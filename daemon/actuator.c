@@ -507,20 +507,6 @@ int actuator_record_format(const ActuatorRecord *r, char **ret) {
 
 /* ---- the record on disk */
 
-static int write_all(int fd, const char *p, size_t n) {
-        while (n > 0) {
-                ssize_t k = write(fd, p, n);
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return negative_errno();
-                p += k;
-                n -= (size_t) k;
-        }
-        return 0;
-}
-
 /* Replaces state_dir/changes with r atomically (temporary file, fsync, rename, fsync of the
  * directory), or removes it when r is empty. Nothing to do without a state_dir. */
 static int record_save(const Actuator *a, const ActuatorRecord *r) {
@@ -542,7 +528,7 @@ static int record_save(const Actuator *a, const ActuatorRecord *r) {
                     O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
         if (fd < 0)
                 return negative_errno();
-        k = write_all(fd, text, strlen(text));
+        k = write_full(fd, text, strlen(text));
         if (k >= 0 && fsync(fd) < 0)
                 k = negative_errno();
         if (k >= 0 && close(TAKE_FD(fd)) < 0)

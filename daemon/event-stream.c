@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "event.h"
+#include "fileio.h"
 #include "log.h"
 
 struct EventStream {
@@ -52,21 +53,6 @@ static void event_stream_end(EventStream *s, int error) {
         s->fd = -EBADF;
 }
 
-/* All of buf, or a negative errno. */
-static int write_all(int fd, const char *buf, size_t len) {
-        while (len > 0) {
-                ssize_t k = write(fd, buf, len);
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return negative_errno();
-                buf += k;
-                len -= (size_t) k;
-        }
-        return 0;
-}
-
 static void on_manager_event(const ManagerEvent *e, void *userdata) {
         EventStream *s = userdata;
         _cleanup_free_ char *line = NULL;
@@ -84,7 +70,7 @@ static void on_manager_event(const ManagerEvent *e, void *userdata) {
                 log_debug_errno(r, "Failed to format an event, skipping it: %m");
                 return;
         }
-        r = write_all(s->fd, line, strlen(line));
+        r = write_full(s->fd, line, strlen(line));
         if (r < 0)
                 event_stream_end(s, r);
 }
