@@ -4,9 +4,11 @@
 #include <errno.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <libgen.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <systemd/sd-bus.h>
 
 #include "bus-api.h"
@@ -21,6 +23,9 @@
 /* A lost connection that had worked is retried soon (the bus daemon restarted); one that never
  * got as far as the name waits the full BUS_RETRY_USEC, so a refusing bus is not hammered. */
 #define BUS_RECONNECT_USEC (1000000ULL)
+/* From the socket's appearance to the attempt: the bus daemon listen()s just after its bind(). */
+#define BUS_SOCKET_SETTLE_USEC (100000ULL)
+#define BUS_SYSTEM_DEFAULT_ADDRESS "unix:path=/run/dbus/system_bus_socket"
 /* "section.key": two names and the dot. */
 #define BUS_KEY_MAX (2 * CONFIG_NAME_MAX + 1)
 #define UID_INVALID ((uid_t) -1)
@@ -31,6 +36,8 @@ struct Bus {
         char *address; /* NULL: the system bus */
         sd_bus *bus; /* NULL while unavailable */
         sd_event_source *retry;
+        sd_event_source *watch; /* the socket's directory, NULL if it cannot be watched */
+        char *socket_name; /* the socket's name in that directory */
         bool name_acquired;
         bool warned; /* this outage has been logged */
         char warned_group[64]; /* a missing control_group already logged */
@@ -898,6 +905,93 @@ static int on_retry(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
+static int hex_digit(char c) {
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+        return -EINVAL;
+}
+
+int bus_address_unix_path(const char *address, char **ret) {
+        static const char prefix[] = "unix:path=";
+        _cleanup_free_ char *path = NULL;
+        size_t len, j = 0;
+
+        if (!address || !ret)
+                return -EINVAL;
+        if (strncmp(address, prefix, strlen(prefix)) != 0)
+                return -EINVAL;
+        address += strlen(prefix);
+        len = strcspn(address, ",;");
+        path = malloc(len + 1);
+        if (!path)
+                return -ENOMEM;
+        for (size_t i = 0; i < len; i++) {
+                int hi, lo;
+
+                if (address[i] != '%') {
+                        path[j++] = address[i];
+                        continue;
+                }
+                /* D-Bus escapes a byte of a value as %XX */
+                hi = i + 2 < len ? hex_digit(address[i + 1]) : -EINVAL;
+                lo = i + 2 < len ? hex_digit(address[i + 2]) : -EINVAL;
+                if (hi < 0 || lo < 0)
+                        return -EINVAL;
+                path[j++] = (char) (hi << 4 | lo);
+                i += 2;
+        }
+        path[j] = '\0';
+        if (path[0] != '/' || strlen(path) != j || path[j - 1] == '/')
+                return -EINVAL;
+        *ret = TAKE_PTR(path);
+        return 0;
+}
+
+/* The socket appeared: while a retry is waiting, try at once (just about). */
+static int on_socket_dir(sd_event_source *s, const struct inotify_event *ev, void *userdata) {
+        Bus *b = userdata;
+        int enabled = SD_EVENT_OFF;
+
+        (void) s;
+        if (ev->len == 0 || !streq(ev->name, b->socket_name))
+                return 0;
+        if (sd_event_source_get_enabled(b->retry, &enabled) < 0 || enabled == SD_EVENT_OFF)
+                return 0; /* connected, or connecting */
+        log_debug("D-Bus socket %s appeared, connecting.", ev->name);
+        bus_schedule_retry(b, BUS_SOCKET_SETTLE_USEC);
+        return 0;
+}
+
+/* A bus at a unix:path= socket is joined when the socket appears, not up to BUS_RETRY_USEC
+ * later: its directory is watched. Any failure leaves only the timer, silently. */
+static void bus_watch_socket(Bus *b) {
+        const char *address = b->address;
+        _cleanup_free_ char *path = NULL, *dir = NULL;
+        int r;
+
+        if (!address)
+                address = secure_getenv("DBUS_SYSTEM_BUS_ADDRESS") ?: BUS_SYSTEM_DEFAULT_ADDRESS;
+        r = bus_address_unix_path(address, &path);
+        if (r < 0) {
+                log_debug_errno(r, "D-Bus address %s is no unix:path= socket, not watched: %m",
+                                address);
+                return;
+        }
+        dir = strdup(path);
+        b->socket_name = strdup(strrchr(path, '/') + 1);
+        if (!dir || !b->socket_name)
+                return;
+        r = sd_event_add_inotify(b->event, &b->watch, dirname(dir), IN_CREATE | IN_MOVED_TO,
+                                 on_socket_dir, b);
+        if (r < 0)
+                log_debug_errno(
+                        r, "Failed to watch %s for the D-Bus socket, retrying on a timer: %m", dir);
+}
+
 static void on_manager_event(const ManagerEvent *e, void *userdata);
 
 int bus_new(Manager *m, sd_event *event, const char *address, Bus **ret) {
@@ -925,6 +1019,7 @@ int bus_new(Manager *m, sd_event *event, const char *address, Bus **ret) {
         r = manager_add_observer(m, on_manager_event, b);
         if (r < 0)
                 return r;
+        bus_watch_socket(b);
         bus_try_connect(b);
         *ret = TAKE_PTR(b);
         return 0;
@@ -937,8 +1032,10 @@ Bus *bus_free(Bus *b) {
                 manager_remove_observer(b->manager, on_manager_event, b);
         bus_drop(b); /* closing releases the name, without a call that could block */
         sd_event_source_disable_unref(b->retry);
+        sd_event_source_disable_unref(b->watch);
         sd_event_unref(b->event);
         free(b->address);
+        free(b->socket_name);
         free(b);
         return NULL;
 }

@@ -10,7 +10,9 @@
  *
  * Degrading, not dying: when the bus cannot be reached (no system bus on the host) the daemon
  * goes on balancing; bus_new() still succeeds, says so once in the log, and retries connecting
- * every BUS_RETRY_USEC from the event loop.
+ * every BUS_RETRY_USEC from the event loop. When the address is a unix:path= socket (the system
+ * bus's default is), the socket's directory is watched too (inotify), and a waiting retry is
+ * made as soon as the socket appears; a directory that does not exist leaves only the timer.
  */
 
 #include <stdbool.h>
@@ -34,3 +36,8 @@ Bus *bus_free(Bus *b); /* releases the name, stops observing; accepts NULL */
 DEFINE_TRIVIAL_CLEANUP_FUNC(Bus *, bus_free);
 
 bool bus_is_connected(const Bus *b);
+
+/* Pure: the socket path of a "unix:path=PATH[,key=value...][;other address]" D-Bus address,
+ * %XX escapes decoded, into *ret (caller frees). -EINVAL for another transport, a path that is
+ * not absolute, ends in '/' or holds a NUL, a bad escape; -ENOMEM. */
+int bus_address_unix_path(const char *address, char **ret);
