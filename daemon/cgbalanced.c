@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* cgbalanced: parse args -> load config -> manager_new -> manager_start -> observers (the bus)
- * -> manager_run -> manager_stop. */
+/* cgbalanced: parse args -> load config -> manager_new -> observers (--events) -> manager_start
+ * -> observers (the bus) -> manager_run -> manager_stop. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
