@@ -4,9 +4,11 @@
 #include <errno.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <libgen.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <systemd/sd-bus.h>
 
 #include "bus-api.h"
@@ -21,6 +23,9 @@
 /* A lost connection that had worked is retried soon (the bus daemon restarted); one that never
  * got as far as the name waits the full BUS_RETRY_USEC, so a refusing bus is not hammered. */
 #define BUS_RECONNECT_USEC (1000000ULL)
+/* From the socket's appearance to the attempt: the bus daemon listen()s just after its bind(). */
+#define BUS_SOCKET_SETTLE_USEC (100000ULL)
+#define BUS_SYSTEM_DEFAULT_ADDRESS "unix:path=/run/dbus/system_bus_socket"
 /* "section.key": two names and the dot. */
 #define BUS_KEY_MAX (2 * CONFIG_NAME_MAX + 1)
 #define UID_INVALID ((uid_t) -1)
@@ -31,6 +36,8 @@ struct Bus {
         char *address; /* NULL: the system bus */
         sd_bus *bus; /* NULL while unavailable */
         sd_event_source *retry;
+        sd_event_source *watch; /* the socket's directory, NULL if it cannot be watched */
+        char *socket_name; /* the socket's name in that directory */
         bool name_acquired;
         bool warned; /* this outage has been logged */
         char warned_group[64]; /* a missing control_group already logged */
@@ -541,20 +548,19 @@ static int property_get_recent(sd_bus *bus, const char *path, const char *interf
                                const char *property, sd_bus_message *reply, void *userdata,
                                sd_bus_error *error) {
         Bus *b = userdata;
-        const ManagerAction *recent = NULL;
-        size_t n = manager_get_recent(b->manager, &recent);
+        const ManagerAction *a;
         int r;
 
         (void) bus, (void) path, (void) interface, (void) property, (void) error;
         r = sd_bus_message_open_container(reply, 'a', "(tss)");
-        for (size_t i = 0; r >= 0 && i < n; i++) {
+        for (size_t i = 0; r >= 0 && (a = manager_get_recent(b->manager, i)); i++) {
                 _cleanup_free_ char *sbuf = NULL, *tbuf = NULL;
-                const char *subject = clean(recent[i].subject, false, &sbuf);
-                const char *text = clean(recent[i].text, false, &tbuf);
+                const char *subject = clean(a->subject, false, &sbuf);
+                const char *text = clean(a->text, false, &tbuf);
 
-                r = subject && text ? sd_bus_message_append(reply, "(tss)", recent[i].realtime_usec,
-                                                            subject, text)
-                                    : -ENOMEM;
+                r = subject && text
+                            ? sd_bus_message_append(reply, "(tss)", a->realtime_usec, subject, text)
+                            : -ENOMEM;
         }
         if (r < 0)
                 return r;
@@ -899,6 +905,95 @@ static int on_retry(sd_event_source *s, uint64_t usec, void *userdata) {
         return 0;
 }
 
+static int hex_digit(char c) {
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F')
+                return c - 'A' + 10;
+        return -EINVAL;
+}
+
+int bus_address_unix_path(const char *address, char **ret) {
+        static const char prefix[] = "unix:path=";
+        _cleanup_free_ char *path = NULL;
+        size_t len, j = 0;
+
+        if (!address || !ret)
+                return -EINVAL;
+        if (strncmp(address, prefix, strlen(prefix)) != 0)
+                return -EINVAL;
+        address += strlen(prefix);
+        len = strcspn(address, ",;");
+        path = malloc(len + 1);
+        if (!path)
+                return -ENOMEM;
+        for (size_t i = 0; i < len; i++) {
+                int hi, lo;
+
+                if (address[i] != '%') {
+                        path[j++] = address[i];
+                        continue;
+                }
+                /* D-Bus escapes a byte of a value as %XX */
+                hi = i + 2 < len ? hex_digit(address[i + 1]) : -EINVAL;
+                lo = i + 2 < len ? hex_digit(address[i + 2]) : -EINVAL;
+                if (hi < 0 || lo < 0)
+                        return -EINVAL;
+                path[j++] = (char) (hi << 4 | lo);
+                i += 2;
+        }
+        path[j] = '\0';
+        if (path[0] != '/' || strlen(path) != j || path[j - 1] == '/')
+                return -EINVAL;
+        *ret = TAKE_PTR(path);
+        return 0;
+}
+
+/* The socket appeared: while a retry is waiting, try at once (just about). */
+static int on_socket_dir(sd_event_source *s, const struct inotify_event *ev, void *userdata) {
+        Bus *b = userdata;
+        int enabled = SD_EVENT_OFF;
+
+        (void) s;
+        if (ev->len == 0 || !streq(ev->name, b->socket_name))
+                return 0;
+        if (sd_event_source_get_enabled(b->retry, &enabled) < 0 || enabled == SD_EVENT_OFF)
+                return 0; /* connected, or connecting */
+        log_debug("D-Bus socket %s appeared, connecting.", ev->name);
+        bus_schedule_retry(b, BUS_SOCKET_SETTLE_USEC);
+        return 0;
+}
+
+/* A bus at a unix:path= socket is joined when the socket appears, not up to BUS_RETRY_USEC
+ * later: its directory is watched. Any failure leaves only the timer, silently. */
+static void bus_watch_socket(Bus *b) {
+        const char *address = b->address;
+        _cleanup_free_ char *path = NULL, *dir = NULL;
+        int r;
+
+        if (!address)
+                address = secure_getenv("DBUS_SYSTEM_BUS_ADDRESS") ?: BUS_SYSTEM_DEFAULT_ADDRESS;
+        r = bus_address_unix_path(address, &path);
+        if (r < 0) {
+                log_debug_errno(r, "D-Bus address %s is no unix:path= socket, not watched: %m",
+                                address);
+                return;
+        }
+        dir = strdup(path);
+        b->socket_name = strdup(strrchr(path, '/') + 1);
+        if (!dir || !b->socket_name)
+                return;
+        r = sd_event_add_inotify(b->event, &b->watch, dirname(dir), IN_CREATE | IN_MOVED_TO,
+                                 on_socket_dir, b);
+        if (r < 0)
+                log_debug_errno(
+                        r, "Failed to watch %s for the D-Bus socket, retrying on a timer: %m", dir);
+}
+
+static void on_manager_event(const ManagerEvent *e, void *userdata);
+
 int bus_new(Manager *m, sd_event *event, const char *address, Bus **ret) {
         _cleanup_(bus_freep) Bus *b = NULL;
         int r;
@@ -921,6 +1016,10 @@ int bus_new(Manager *m, sd_event *event, const char *address, Bus **ret) {
                 log_warning_errno(r, "Failed to create the D-Bus reconnection timer: %m");
         else
                 (void) sd_event_source_set_enabled(b->retry, SD_EVENT_OFF);
+        r = manager_add_observer(m, on_manager_event, b);
+        if (r < 0)
+                return r;
+        bus_watch_socket(b);
         bus_try_connect(b);
         *ret = TAKE_PTR(b);
         return 0;
@@ -929,10 +1028,14 @@ int bus_new(Manager *m, sd_event *event, const char *address, Bus **ret) {
 Bus *bus_free(Bus *b) {
         if (!b)
                 return NULL;
+        if (b->manager)
+                manager_remove_observer(b->manager, on_manager_event, b);
         bus_drop(b); /* closing releases the name, without a call that could block */
         sd_event_source_disable_unref(b->retry);
+        sd_event_source_disable_unref(b->watch);
         sd_event_unref(b->event);
         free(b->address);
+        free(b->socket_name);
         free(b);
         return NULL;
 }
@@ -941,7 +1044,8 @@ bool bus_is_connected(const Bus *b) {
         return b && b->bus && b->name_acquired;
 }
 
-void bus_tick_done(Bus *b) {
+/* After each tick: PropertiesChanged for the properties that change per tick (at most once). */
+static void bus_tick_done(Bus *b) {
         int r;
 
         if (!bus_is_connected(b))
@@ -953,7 +1057,7 @@ void bus_tick_done(Bus *b) {
                 log_debug_errno(r, "Failed to emit PropertiesChanged: %m");
 }
 
-void bus_emit_task_moved(Bus *b, pid_t pid, int from_node, int to_node, const char *reason) {
+static void bus_emit_task_moved(Bus *b, pid_t pid, int from_node, int to_node, const char *reason) {
         _cleanup_free_ char *buf = NULL;
         char from[32], to[32];
         const char *why;
@@ -972,8 +1076,8 @@ void bus_emit_task_moved(Bus *b, pid_t pid, int from_node, int to_node, const ch
                 log_debug_errno(r, "Failed to emit TaskMoved: %m");
 }
 
-void bus_emit_weight_changed(Bus *b, const char *cgroup, uint64_t old_weight, uint64_t new_weight,
-                             const char *reason) {
+static void bus_emit_weight_changed(Bus *b, const char *cgroup, uint64_t old_weight,
+                                    uint64_t new_weight, const char *reason) {
         _cleanup_free_ char *cbuf = NULL, *rbuf = NULL;
         const char *path, *why;
         int r;
@@ -990,7 +1094,7 @@ void bus_emit_weight_changed(Bus *b, const char *cgroup, uint64_t old_weight, ui
                 log_debug_errno(r, "Failed to emit WeightChanged: %m");
 }
 
-void bus_emit_reloaded(Bus *b, bool ok, const char *message) {
+static void bus_emit_reloaded(Bus *b, bool ok, const char *message) {
         _cleanup_free_ char *buf = NULL;
         const char *text;
         int r;
@@ -1006,4 +1110,22 @@ void bus_emit_reloaded(Bus *b, bool ok, const char *message) {
                 log_debug_errno(r, "Failed to emit Reloaded: %m");
         if (ok)
                 bus_emit_changed(b, "Config", "State");
+}
+
+/* The manager's events, as signals and PropertiesChanged. */
+static void on_manager_event(const ManagerEvent *e, void *userdata) {
+        Bus *b = userdata;
+
+        switch (e->kind) {
+        case MANAGER_EVENT_TICK_DONE: bus_tick_done(b); break;
+        case MANAGER_EVENT_TASK_MOVED:
+                bus_emit_task_moved(b, e->action->pid, e->action->from_node, e->action->to_node,
+                                    e->action->reason);
+                break;
+        case MANAGER_EVENT_WEIGHT_CHANGED:
+                bus_emit_weight_changed(b, e->action->cgroup, e->action->old_weight,
+                                        e->action->new_weight, e->action->reason);
+                break;
+        case MANAGER_EVENT_RELOADED: bus_emit_reloaded(b, e->ok, e->message); break;
+        }
 }

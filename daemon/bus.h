@@ -4,11 +4,15 @@
 /*
  * cgbalanced's D-Bus object (daemon/bus-api.h has the API). Only the vtable, the access checks
  * and the signal emitters live here; every method calls into the manager (manager.h), which
- * shares its paths with SIGHUP and the tick.
+ * shares its paths with SIGHUP and the tick. The bus observes the manager: its signals and
+ * per-tick PropertiesChanged come from the manager's events (manager_add_observer()); the
+ * manager knows nothing of the bus.
  *
  * Degrading, not dying: when the bus cannot be reached (no system bus on the host) the daemon
  * goes on balancing; bus_new() still succeeds, says so once in the log, and retries connecting
- * every BUS_RETRY_USEC from the event loop.
+ * every BUS_RETRY_USEC from the event loop. When the address is a unix:path= socket (the system
+ * bus's default is), the socket's directory is watched too (inotify), and a waiting retry is
+ * made as soon as the socket appears; a directory that does not exist leaves only the timer.
  */
 
 #include <stdbool.h>
@@ -24,16 +28,16 @@ typedef struct Manager Manager;
 typedef struct Bus Bus;
 
 /* address: NULL for the system bus ($DBUS_SYSTEM_BUS_ADDRESS is honoured), else a D-Bus address
- * such as "unix:path=/run/test/bus". Returns -ENOMEM only. */
+ * such as "unix:path=/run/test/bus". The bus observes m (manager_add_observer()) until
+ * bus_free(), which must come before manager_free(). Returns -ENOMEM, or manager_add_observer()'s
+ * -ENOSPC. */
 int bus_new(Manager *m, sd_event *event, const char *address, Bus **ret);
-Bus *bus_free(Bus *b); /* releases the name; accepts NULL */
+Bus *bus_free(Bus *b); /* releases the name, stops observing; accepts NULL */
 DEFINE_TRIVIAL_CLEANUP_FUNC(Bus *, bus_free);
 
 bool bus_is_connected(const Bus *b);
 
-/* After each tick: PropertiesChanged for the properties that change per tick (at most once). */
-void bus_tick_done(Bus *b);
-void bus_emit_task_moved(Bus *b, pid_t pid, int from_node, int to_node, const char *reason);
-void bus_emit_weight_changed(Bus *b, const char *cgroup, uint64_t old_weight, uint64_t new_weight,
-                             const char *reason);
-void bus_emit_reloaded(Bus *b, bool ok, const char *message);
+/* Pure: the socket path of a "unix:path=PATH[,key=value...][;other address]" D-Bus address,
+ * %XX escapes decoded, into *ret (caller frees). -EINVAL for another transport, a path that is
+ * not absolute, ends in '/' or holds a NUL, a bad escape; -ENOMEM. */
+int bus_address_unix_path(const char *address, char **ret);

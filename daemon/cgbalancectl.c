@@ -41,25 +41,27 @@ static const char *strna(const char *s) {
         return s ? s : "-";
 }
 
-static const char *bus_description(void) {
-        static char buf[256];
-
+/* "the system bus" or "the bus at ADDRESS", in the caller's buf. */
+static const char *bus_description(char *buf, size_t size) {
         if (!arg_bus)
                 return "the system bus";
-        (void) snprintf(buf, sizeof buf, "the bus at %s", arg_bus);
+        (void) snprintf(buf, size, "the bus at %s", arg_bus);
         return buf;
 }
 
 /* ---- errors: each D-Bus failure becomes one line on stderr and one exit status */
 
 static int not_running(void) {
+        char desc[256];
+
         log_error("cgbalanced is not running (no owner of " CGB_BUS_NAME " on %s)",
-                  bus_description());
+                  bus_description(desc, sizeof desc));
         return EXIT_NOT_RUNNING;
 }
 
 /* what: the command, for the message ("reload", "set"). Returns the exit status. */
 static int report_error(const char *what, const sd_bus_error *e, int r) {
+        char desc[256];
         const char *msg = sd_bus_error_is_set(e) && e->message ? e->message : NULL;
 
         if (sd_bus_error_has_names(e, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER))
@@ -79,7 +81,7 @@ static int report_error(const char *what, const sd_bus_error *e, int r) {
         }
         if (sd_bus_error_has_names(e, SD_BUS_ERROR_DISCONNECTED) || r == -ECONNRESET ||
             r == -ENOTCONN) {
-                log_error("lost the connection to %s", bus_description());
+                log_error("lost the connection to %s", bus_description(desc, sizeof desc));
                 return EXIT_NOT_RUNNING;
         }
         if (r == -ETIMEDOUT) {
@@ -967,9 +969,11 @@ static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error
 
 /* userdata: the event loop (closing the bus has detached it from the bus already) */
 static int on_disconnected(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        char desc[256];
+
         (void) m;
         (void) error;
-        log_error("lost the connection to %s", bus_description());
+        log_error("lost the connection to %s", bus_description(desc, sizeof desc));
         return sd_event_exit(userdata, EXIT_NOT_RUNNING);
 }
 
@@ -1006,6 +1010,7 @@ static int monitor_subscribe(sd_bus *bus, sd_event *event) {
 
 /* After subscribing, so nothing between this and the first signal is missed. */
 static int monitor_announce(sd_bus *bus) {
+        char desc[256];
         _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         const char *owner;
@@ -1016,7 +1021,7 @@ static int monitor_announce(sd_bus *bus) {
                                CGB_BUS_NAME);
         if (r < 0 && sd_bus_error_has_names(&e, SD_BUS_ERROR_NAME_HAS_NO_OWNER)) {
                 fprintf(stderr, "Monitoring %s: cgbalanced is not running yet. Ctrl-C stops.\n",
-                        bus_description());
+                        bus_description(desc, sizeof desc));
                 return EXIT_OK;
         }
         if (r < 0)
@@ -1025,7 +1030,7 @@ static int monitor_announce(sd_bus *bus) {
         if (r < 0)
                 owner = "?";
         fprintf(stderr, "Monitoring cgbalanced (%s) on %s. Ctrl-C stops.\n", owner,
-                bus_description());
+                bus_description(desc, sizeof desc));
         return EXIT_OK;
 }
 

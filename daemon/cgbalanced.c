@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* cgbalanced: parse args -> load config -> manager_new -> manager_run. */
+/* cgbalanced: parse args -> load config -> manager_new -> observers (--events) -> manager_start
+ * -> observers (the bus) -> manager_run -> manager_stop. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -7,6 +8,8 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "bus.h"
+#include "event-stream.h"
 #include "log.h"
 #include "manager.h"
 #include "tunables.h"
@@ -21,6 +24,8 @@ typedef enum Action {
 
 static Action arg_action = ACTION_RUN;
 static ManagerOptions arg_options;
+static const char *arg_bus; /* --bus: NULL for the system bus */
+static const char *arg_events; /* --events: FD or PATH */
 
 static void help(void) {
         printf("Usage: cgbalanced [OPTIONS]\n"
@@ -43,6 +48,9 @@ static void help(void) {
                "     --bus=ADDRESS    Serve D-Bus on ADDRESS (unix:path=...) instead of the "
                "system\n"
                "                      bus. Without a bus the daemon balances all the same.\n"
+               "     --events=FD|PATH Write each move and weight change as one line of JSON to\n"
+               "                      file descriptor FD or appended to PATH (schema in\n"
+               "                      cgbalanced(8), EVENTS).\n"
                "     --print-defaults Print the documented default configuration file.\n"
                "  -h --help           Show this help.\n"
                "     --version        Show the version.\n"
@@ -59,7 +67,8 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_ROOT,
                 ARG_DEFAULTS,
                 ARG_VERSION,
-                ARG_BUS
+                ARG_BUS,
+                ARG_EVENTS,
         };
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
@@ -69,6 +78,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "dump-topology", no_argument, NULL, ARG_TOPO },
                 { "root", required_argument, NULL, ARG_ROOT },
                 { "bus", required_argument, NULL, ARG_BUS },
+                { "events", required_argument, NULL, ARG_EVENTS },
                 { "print-defaults", no_argument, NULL, ARG_DEFAULTS },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
@@ -84,7 +94,8 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_CHECK: arg_action = ACTION_CHECK_CONFIG; break;
                 case ARG_TOPO: arg_action = ACTION_DUMP_TOPOLOGY; break;
                 case ARG_ROOT: arg_options.root = optarg; break;
-                case ARG_BUS: arg_options.bus_address = optarg; break;
+                case ARG_BUS: arg_bus = optarg; break;
+                case ARG_EVENTS: arg_events = optarg; break;
                 case ARG_DEFAULTS: arg_action = ACTION_PRINT_DEFAULTS; break;
                 case 'h': help(); return 0;
                 case ARG_VERSION: puts("cgbalanced " CGBALANCE_VERSION); return 0;
@@ -125,6 +136,29 @@ static void raise_nofile(void) {
                 log_debug_errno(errno, "Failed to raise RLIMIT_NOFILE, ignoring: %m");
 }
 
+/* The daemon proper: the manager's loop, with the bus and --events observing it. */
+static int run(Manager *m) {
+        _cleanup_event_stream_ EventStream *events = NULL;
+        _cleanup_(bus_freep) Bus *bus = NULL;
+        int r, k;
+
+        if (arg_events) {
+                r = event_stream_new(m, arg_events, &events);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to open --events=%s: %m", arg_events);
+        }
+        r = manager_start(m);
+        if (r < 0)
+                return r;
+        r = bus_new(m, manager_get_event(m), arg_bus, &bus);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the bus: %m");
+        r = manager_run(m);
+        bus = bus_free(bus); /* release the name before restoring */
+        k = manager_stop(m);
+        return r < 0 ? r : k;
+}
+
 int main(int argc, char *argv[]) {
         _cleanup_manager_ Manager *m = NULL;
         int r;
@@ -148,7 +182,7 @@ int main(int argc, char *argv[]) {
         switch (arg_action) {
         case ACTION_ONCE: r = manager_once(m, stdout); break;
         case ACTION_DUMP_TOPOLOGY: r = manager_dump_topology(m, stdout); break;
-        default: r = manager_run(m); break;
+        default: r = run(m); break;
         }
         return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

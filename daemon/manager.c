@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "actuator.h"
-#include "bus.h"
 #include "cgroup.h"
 #include "log.h"
 #include "policy.h"
@@ -41,8 +40,11 @@ struct Manager {
         Actuator *actuator;
         PolicyState *policy;
 
-        char *bus_address;
-        Bus *bus;
+        struct {
+                ManagerObserver fn;
+                void *userdata;
+        } observers[MANAGER_OBSERVERS_MAX];
+        size_t n_observers;
         sd_event *event;
         sd_event_source *timer;
         bool paused;
@@ -185,11 +187,6 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         if (!m->config_path || (o->root && !m->root))
                 return log_error_errno(-ENOMEM, "Out of memory.");
         m->dry_run_forced = o->dry_run;
-        if (o->bus_address) {
-                m->bus_address = strdup(o->bus_address);
-                if (!m->bus_address)
-                        return log_error_errno(-ENOMEM, "Out of memory.");
-        }
 
         r = manager_load_config(m, &m->tunables);
         if (r < 0)
@@ -219,12 +216,10 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
 Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
-        bus_free(m->bus);
         sd_event_source_unref(m->timer);
         sd_event_unref(m->event);
         plan_free(m->plan);
         free(m->node_loads);
-        free(m->bus_address);
         policy_state_free(m->policy);
         actuator_free(m->actuator);
         sampler_free(m->sampler);
@@ -252,10 +247,36 @@ static uint64_t realtime_usec(void) {
         return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
 }
 
-static void manager_remember(Manager *m, const char *subject, const char *text) {
+int manager_add_observer(Manager *m, ManagerObserver observer, void *userdata) {
+        for (size_t i = 0; i < m->n_observers; i++)
+                if (m->observers[i].fn == observer && m->observers[i].userdata == userdata)
+                        return -EEXIST;
+        if (m->n_observers == MANAGER_OBSERVERS_MAX)
+                return -ENOSPC;
+        m->observers[m->n_observers].fn = observer;
+        m->observers[m->n_observers++].userdata = userdata;
+        return 0;
+}
+
+void manager_remove_observer(Manager *m, ManagerObserver observer, void *userdata) {
+        for (size_t i = 0; i < m->n_observers; i++)
+                if (m->observers[i].fn == observer && m->observers[i].userdata == userdata) {
+                        memmove(&m->observers[i], &m->observers[i + 1],
+                                (m->n_observers - i - 1) * sizeof m->observers[0]);
+                        m->n_observers--;
+                        return;
+                }
+}
+
+static void manager_notify(const Manager *m, const ManagerEvent *e) {
+        for (size_t i = 0; i < m->n_observers; i++)
+                m->observers[i].fn(e, m->observers[i].userdata);
+}
+
+static void manager_remember(Manager *m, uint64_t when, const char *subject, const char *text) {
         ManagerAction *a = &m->recent[m->recent_next];
 
-        a->realtime_usec = realtime_usec();
+        a->realtime_usec = when;
         (void) snprintf(a->subject, sizeof a->subject, "%s", subject);
         (void) snprintf(a->text, sizeof a->text, "%s", text);
         m->recent_next = (m->recent_next + 1) % MANAGER_RECENT_MAX;
@@ -263,25 +284,52 @@ static void manager_remember(Manager *m, const char *subject, const char *text) 
                 m->n_recent++;
 }
 
-/* What the actuator did (not what it was asked): the record of recent actions and the bus. */
-static void on_action(const ActuatorEvent *e, void *userdata) {
+/* The actuator's event as the record observers get (lib/event.h), stamped now. */
+static void action_to_event(const ActuatorEvent *a, Event *ret) {
+        *ret = (Event){ .kind = a->is_move ? EVENT_TASK_MOVED : EVENT_WEIGHT_CHANGED,
+                        .monotonic_usec = now_usec(),
+                        .realtime_usec = realtime_usec() };
+        (void) snprintf(ret->reason, sizeof ret->reason, "%s", a->reason ? a->reason : "");
+        if (a->is_move) {
+                ret->pid = a->pid;
+                (void) snprintf(ret->comm, sizeof ret->comm, "%s", a->comm ? a->comm : "");
+                ret->from_node = a->from_node;
+                ret->to_node = a->to_node;
+        } else {
+                (void) snprintf(ret->cgroup, sizeof ret->cgroup, "%s", a->cgroup ? a->cgroup : "");
+                ret->old_weight = (uint32_t) MIN(a->old_weight, (uint64_t) UINT32_MAX);
+                ret->new_weight = (uint32_t) MIN(a->new_weight, (uint64_t) UINT32_MAX);
+        }
+}
+
+/* What the actuator did (not what it was asked): the record of recent actions, STATUS= and the
+ * observers. */
+static void on_action(const ActuatorEvent *a, void *userdata) {
         Manager *m = userdata;
         char subject[96], text[256];
+        _cleanup_free_ Event *e = malloc(sizeof *e); /* 5 KiB */
 
-        if (e->is_move) {
-                (void) snprintf(subject, sizeof subject, "pid %d (%s)", (int) e->pid, e->comm);
-                (void) snprintf(text, sizeof text, "moved node %d -> %d: %s", e->from_node,
-                                e->to_node, e->reason);
-                m->move_times[m->move_next] = now_usec();
-                m->move_next = (m->move_next + 1) % ELEMENTSOF(m->move_times);
-                bus_emit_task_moved(m->bus, e->pid, e->from_node, e->to_node, e->reason);
-        } else {
-                (void) snprintf(subject, sizeof subject, "%s", e->cgroup);
-                (void) snprintf(text, sizeof text, "weight %" PRIu64 " -> %" PRIu64 ": %s",
-                                e->old_weight, e->new_weight, e->reason);
-                bus_emit_weight_changed(m->bus, e->cgroup, e->old_weight, e->new_weight, e->reason);
+        if (!e) {
+                log_error_errno(-ENOMEM, "Out of memory.");
+                return;
         }
-        manager_remember(m, subject, text);
+        action_to_event(a, e);
+        if (a->is_move) {
+                (void) snprintf(subject, sizeof subject, "pid %d (%s)", (int) a->pid, a->comm);
+                (void) snprintf(text, sizeof text, "moved node %d -> %d: %s", a->from_node,
+                                a->to_node, a->reason);
+                m->move_times[m->move_next] = e->monotonic_usec;
+                m->move_next = (m->move_next + 1) % ELEMENTSOF(m->move_times);
+        } else {
+                (void) snprintf(subject, sizeof subject, "%s", a->cgroup);
+                (void) snprintf(text, sizeof text, "weight %" PRIu64 " -> %" PRIu64 ": %s",
+                                a->old_weight, a->new_weight, a->reason);
+        }
+        manager_remember(m, e->realtime_usec, subject, text);
+        manager_notify(m, &(const ManagerEvent){ .kind = e->kind == EVENT_TASK_MOVED
+                                                                 ? MANAGER_EVENT_TASK_MOVED
+                                                                 : MANAGER_EVENT_WEIGHT_CHANGED,
+                                                 .action = e });
 }
 
 /* STATUS= for systemctl status: nodes, managed tasks, moves in the last minute. */
@@ -377,7 +425,7 @@ static void manager_tick(Manager *m, uint64_t now, bool force_node_balance) {
                   m->ticks, sys->n_cgroups, sys->n_tasks, sys->n_threads, sys->sample_usec,
                   format_node_loads(m, loads, sizeof loads), n_moves, n_weights);
         manager_notify_status(m, now);
-        bus_tick_done(m->bus);
+        manager_notify(m, &(const ManagerEvent){ .kind = MANAGER_EVENT_TICK_DONE });
 }
 
 static int manager_arm_tick(Manager *m, uint64_t usec) {
@@ -426,7 +474,9 @@ int manager_reload(Manager *m, char **ret_error) {
         if (r < 0) {
                 log_error_errno(r, "%s", e.message);
                 log_warning("Keeping the configuration in force.");
-                bus_emit_reloaded(m->bus, false, e.message);
+                manager_notify(m, &(const ManagerEvent){ .kind = MANAGER_EVENT_RELOADED,
+                                                         .ok = false,
+                                                         .message = e.message });
                 if (ret_error)
                         *ret_error = strdup(e.message);
         } else {
@@ -436,7 +486,9 @@ int manager_reload(Manager *m, char **ret_error) {
                 m->tunables = fresh;
                 manager_apply_tunables(m);
                 log_info("Reloaded %s.", m->config_path);
-                bus_emit_reloaded(m->bus, true, m->config_path);
+                manager_notify(m, &(const ManagerEvent){ .kind = MANAGER_EVENT_RELOADED,
+                                                         .ok = true,
+                                                         .message = m->config_path });
         }
         (void) sd_notify(false, "READY=1");
         return r;
@@ -521,14 +573,12 @@ const ActuatorCounters *manager_get_counters(const Manager *m) {
         return actuator_counters(m->actuator);
 }
 
-size_t manager_get_recent(const Manager *m, const ManagerAction **ret) {
-        static ManagerAction ordered[MANAGER_RECENT_MAX];
+const ManagerAction *manager_get_recent(const Manager *m, size_t i) {
         size_t first = (m->recent_next + MANAGER_RECENT_MAX - m->n_recent) % MANAGER_RECENT_MAX;
 
-        for (size_t i = 0; i < m->n_recent; i++)
-                ordered[i] = m->recent[(first + i) % MANAGER_RECENT_MAX];
-        *ret = ordered;
-        return m->n_recent;
+        if (i >= m->n_recent)
+                return NULL;
+        return &m->recent[(first + i) % MANAGER_RECENT_MAX];
 }
 
 static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
@@ -583,7 +633,11 @@ static void log_start(const Manager *m) {
                  manager_dry_run(m) ? ", dry run: nothing will be changed" : "");
 }
 
-int manager_run(Manager *m) {
+sd_event *manager_get_event(const Manager *m) {
+        return m->event;
+}
+
+int manager_start(Manager *m) {
         int r;
 
         log_start(m);
@@ -601,25 +655,32 @@ int manager_run(Manager *m) {
         if (r < 0)
                 return r;
         actuator_set_observer(m->actuator, on_action, m);
-        r = bus_new(m, m->event, m->bus_address, &m->bus);
-        if (r < 0)
-                return log_error_errno(r, "Failed to set up the bus: %m");
+        return 0;
+}
+
+int manager_run(Manager *m) {
+        int r;
+
         (void) sd_notify(false, "READY=1");
         manager_notify_status(m, now_usec());
         r = sd_event_loop(m->event);
         (void) sd_notify(false, "STOPPING=1");
-        m->bus = bus_free(m->bus); /* release the name before restoring */
         if (r < 0)
-                log_error_errno(r, "Event loop failed: %m");
-        if (!manager_dry_run(m)) {
-                int n = actuator_restore_all(m->actuator);
+                return log_error_errno(r, "Event loop failed: %m");
+        return 0;
+}
 
-                if (n < 0)
-                        log_error_errno(n, "Failed to restore what was changed: %m");
-                else
-                        log_info("Restored %d changed masks and weights.", n);
-        }
-        return r < 0 ? r : 0;
+int manager_stop(Manager *m) {
+        int n;
+
+        actuator_set_observer(m->actuator, NULL, NULL);
+        if (manager_dry_run(m))
+                return 0;
+        n = actuator_restore_all(m->actuator);
+        if (n < 0)
+                return log_error_errno(n, "Failed to restore what was changed: %m");
+        log_info("Restored %d changed masks and weights.", n);
+        return 0;
 }
 
 int manager_dump_topology(Manager *m, FILE *f) {
@@ -713,17 +774,15 @@ static void explain_placement(const Manager *m, const PolicyTask *t, FILE *f) {
 }
 
 static void explain_history(const Manager *m, const PolicyTask *t, FILE *f) {
-        const ManagerAction *recent;
-        size_t n = manager_get_recent(m, &recent);
+        const ManagerAction *a;
         char subject[96];
         bool any = false;
 
         (void) snprintf(subject, sizeof subject, "pid %d (%s)", (int) t->pid, t->comm);
-        for (size_t i = 0; i < n; i++)
-                if (streq(recent[i].subject, subject)) {
+        for (size_t i = 0; (a = manager_get_recent(m, i)); i++)
+                if (streq(a->subject, subject)) {
                         fprintf(f, "%.1f s ago: %s\n",
-                                (double) (realtime_usec() - recent[i].realtime_usec) / 1e6,
-                                recent[i].text);
+                                (double) (realtime_usec() - a->realtime_usec) / 1e6, a->text);
                         any = true;
                 }
         if (!any)

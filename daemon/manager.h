@@ -12,9 +12,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <systemd/sd-event.h>
 
 #include "actuator.h"
 #include "cgroup.h"
+#include "event.h"
 #include "macro.h"
 #include "policy.h"
 #include "topology.h"
@@ -24,7 +26,6 @@ typedef struct ManagerOptions {
         const char *config_path; /* NULL: TUNABLES_DEFAULT_PATH, which may be absent */
         const char *root; /* --root: read /proc and /sys below it; never act */
         bool dry_run; /* --dry-run: overrides the config's dry_run */
-        const char *bus_address; /* --bus: NULL for the system bus */
 } ManagerOptions;
 
 typedef struct Manager Manager;
@@ -36,9 +37,17 @@ Manager *manager_free(Manager *m);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
 #define _cleanup_manager_ _cleanup_(manager_freep)
 
-/* Reconciles a crashed run's record, arms the tick and the signals, and runs until a stop signal;
- * then restores what it changed. Returns the exit status's negative errno, or 0. */
+/*
+ * A run, in three steps so that main() can put its observers (the bus, --events) between them:
+ * manager_start() reconciles a crashed run's record and arms the tick and the signals in an event
+ * loop (manager_get_event()); manager_run() sends READY=1 and runs the loop until a stop signal;
+ * manager_stop() restores what the daemon changed. Each returns 0 or a negative errno (logged).
+ */
+int manager_start(Manager *m);
 int manager_run(Manager *m);
+int manager_stop(Manager *m);
+/* The event loop of manager_start(), owned by the manager; NULL before. */
+sd_event *manager_get_event(const Manager *m);
 
 /* --once: one tick (two samples an interval apart; one since-boot sample under --root), prints
  * the snapshot and the plan to f, changes nothing. */
@@ -46,6 +55,33 @@ int manager_once(Manager *m, FILE *f);
 
 /* --dump-topology */
 int manager_dump_topology(Manager *m, FILE *f);
+
+/* ---- what the manager tells its observers (daemon/bus.c, the --events stream) */
+
+typedef enum ManagerEventKind {
+        MANAGER_EVENT_TICK_DONE, /* a full tick: the getters below show it */
+        MANAGER_EVENT_TASK_MOVED, /* .action: a move that took effect */
+        MANAGER_EVENT_WEIGHT_CHANGED, /* .action: a weight change that took effect */
+        MANAGER_EVENT_RELOADED, /* .ok, .message (the file, or "FILE:LINE: KEY: why") */
+} ManagerEventKind;
+
+typedef struct ManagerEvent {
+        ManagerEventKind kind;
+        const Event *action; /* the record lib/event.h defines */
+        bool ok;
+        const char *message;
+} ManagerEvent;
+
+/* Called from the event loop; e and what it points to are valid during the call only. */
+typedef void (*ManagerObserver)(const ManagerEvent *e, void *userdata);
+
+#define MANAGER_OBSERVERS_MAX 4
+
+/* Adds an observer; each event goes to every observer in the order they were added. -EEXIST if
+ * (observer, userdata) is one already, -ENOSPC beyond MANAGER_OBSERVERS_MAX. */
+int manager_add_observer(Manager *m, ManagerObserver observer, void *userdata);
+/* Removes it; nothing happens if it is none. */
+void manager_remove_observer(Manager *m, ManagerObserver observer, void *userdata);
 
 /* ---- for the D-Bus object (daemon/bus.c) */
 
@@ -75,8 +111,9 @@ const uint64_t *manager_get_node_loads(const Manager *m);
 uint64_t manager_get_ticks(const Manager *m);
 uint64_t manager_get_last_tick_realtime_usec(const Manager *m);
 const ActuatorCounters *manager_get_counters(const Manager *m);
-/* The last MANAGER_RECENT_MAX actions, oldest first. */
-size_t manager_get_recent(const Manager *m, const ManagerAction **ret);
+/* The last MANAGER_RECENT_MAX actions, oldest first: the i-th (from 0), NULL past the last.
+ * Points into the manager's record, valid until the next action (the next tick). */
+const ManagerAction *manager_get_recent(const Manager *m, size_t i);
 
 /* Shared by SIGHUP and Reload(): a fresh config, validated, swapped whole; on failure the old
  * one stays and *ret_error (if not NULL) gets "FILE:LINE: KEY: why" (caller frees). */

@@ -103,3 +103,19 @@ int read_full_into(int fd, char *buf, size_t size, size_t *ret_len) {
                 *ret_len = len;
         return 0;
 }
+
+int write_full(int fd, const void *buf, size_t size) {
+        const char *p = buf;
+
+        while (size > 0) {
+                ssize_t k = write(fd, p, size);
+
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return negative_errno();
+                p += k;
+                size -= (size_t) k;
+        }
+        return 0;
+}

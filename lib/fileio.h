@@ -45,3 +45,7 @@ int read_full_at(int dirfd, const char *path, size_t max_size, char **ret, size_
  * -EINVAL if buf is NULL or size is 0. On failure buf holds undefined bytes.
  */
 int read_full_into(int fd, char *buf, size_t size, size_t *ret_len);
+
+/* Writes all size bytes of buf to fd, going on after short writes and EINTR. 0, or write()'s
+ * -errno (what was written before stays written). */
+int write_full(int fd, const void *buf, size_t size);

@@ -33,7 +33,7 @@ void json_end(Json *j, char close) {
                 fputc('\n', j->f);
 }
 
-static void json_quoted(FILE *f, const char *s) {
+void json_write_quoted(FILE *f, const char *s) {
         fputc('"', f);
         for (const unsigned char *p = (const unsigned char *) (s ? s : "(null)"); *p; p++) {
                 switch (*p) {
@@ -56,7 +56,7 @@ static void json_quoted(FILE *f, const char *s) {
 
 void json_key(Json *j, const char *key) {
         json_prefix(j);
-        json_quoted(j->f, key);
+        json_write_quoted(j->f, key);
         fputs(": ", j->f);
         j->after_key = true;
 }
@@ -71,7 +71,7 @@ static void json_value(Json *j, const char *key) {
 
 void json_string(Json *j, const char *key, const char *value) {
         json_value(j, key);
-        json_quoted(j->f, value);
+        json_write_quoted(j->f, value);
 }
 
 void json_u64(Json *j, const char *key, uint64_t value) {

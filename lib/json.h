@@ -44,3 +44,7 @@ void json_null(Json *j, const char *key);
  * whitespace dropped and each of its lines indented to this level. Its newlines must all be
  * between tokens, as any emitter writes them (a string's are escaped); it is not checked. */
 void json_raw(Json *j, const char *key, const char *text);
+
+/* s as one JSON string on f, quoted and escaped as above, never a newline: for one-line
+ * formats (lib/event.h). */
+void json_write_quoted(FILE *f, const char *s);

@@ -699,20 +699,6 @@ int record_format(const Record *r, char **ret) {
 
 /* ---- on disk */
 
-static int write_all(int fd, const char *p, size_t n) {
-        while (n > 0) {
-                ssize_t k = write(fd, p, n);
-
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return negative_errno();
-                p += k;
-                n -= (size_t) k;
-        }
-        return 0;
-}
-
 int record_save_at(int dir_fd, const Record *r) {
         _cleanup_free_ char *text = NULL;
         _cleanup_close_ int fd = -EBADF;
@@ -734,7 +720,7 @@ int record_save_at(int dir_fd, const Record *r) {
                     O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
         if (fd < 0)
                 return negative_errno();
-        k = write_all(fd, text, strlen(text));
+        k = write_full(fd, text, strlen(text));
         if (k >= 0 && fsync(fd) < 0)
                 k = negative_errno();
         if (k >= 0 && close(TAKE_FD(fd)) < 0)

@@ -923,24 +923,25 @@ static void daemon_done(Daemon *d) {
                 free(d->tail[i]);
 }
 
-/* One line of its stderr: into its log with the time since the row started, into the
- * timeline, into the tail kept for an error message. */
-static void daemon_line(Daemon *d, Row *row, const char *line) {
+/* One line of its stderr: into its log with the time since the row started, into the tail
+ * kept for an error message. (Its moves come through its events pipe, not its words.) */
+static void daemon_line(Daemon *d, const char *line) {
         uint64_t now = now_usec(), t = now - MIN(now, d->start_usec);
 
         if (d->log_fd >= 0)
                 (void) dprintf(d->log_fd, "[%5" PRIu64 ".%03" PRIu64 "] %s\n", t / USEC_PER_SEC,
                                t % USEC_PER_SEC / 1000, line);
-        if (row->timeline && timeline_note_daemon_line(row->timeline, now, line) < 0)
-                log_warning("Out of memory: a daemon line is missing from row %s's timeline.",
-                            row->name);
         free(d->tail[d->n_lines % DAEMON_TAIL_LINES]);
         d->tail[d->n_lines % DAEMON_TAIL_LINES] = strdup(line);
         d->n_lines++;
 }
 
-/* Reads what the daemon wrote; complete lines go to daemon_line(). */
+/* Reads what the daemon wrote: its events into the timeline, complete lines of its stderr to
+ * daemon_line(). */
 static void daemon_read(Daemon *d, Row *row) {
+        if (timeline_read_events(row->timeline) == -ENOMEM)
+                log_warning("Out of memory: daemon events are missing from row %s's timeline.",
+                            row->name);
         for (;;) {
                 ssize_t k;
                 char *nl;
@@ -953,7 +954,7 @@ static void daemon_read(Daemon *d, Row *row) {
                 if (k <= 0) { /* EOF, or an error: no more lines */
                         if (d->len > 0) {
                                 d->line[d->len] = '\0';
-                                daemon_line(d, row, d->line);
+                                daemon_line(d, d->line);
                         }
                         d->len = 0;
                         (void) close(d->ch.fd);
@@ -963,13 +964,13 @@ static void daemon_read(Daemon *d, Row *row) {
                 d->len += (size_t) k;
                 while ((nl = memchr(d->line, '\n', d->len))) {
                         *nl = '\0';
-                        daemon_line(d, row, d->line);
+                        daemon_line(d, d->line);
                         d->len -= (size_t) (nl + 1 - d->line);
                         memmove(d->line, nl + 1, d->len);
                 }
                 if (d->len == DAEMON_LINE_MAX) { /* a line this long: cut it */
                         d->line[d->len] = '\0';
-                        daemon_line(d, row, d->line);
+                        daemon_line(d, d->line);
                         d->len = 0;
                 }
         }
@@ -1011,10 +1012,9 @@ static bool notify_ready(int fd) {
 }
 
 static int daemon_start(Compare *c, Row *row, size_t index, Daemon *d) {
-        char *argv[] = { (char *) DAEMON_NAME, (char *) "--config", row->config_path, NULL };
-        _cleanup_free_ char *file = NULL;
+        _cleanup_free_ char *file = NULL, *events = NULL;
         uint64_t deadline;
-        int r;
+        int events_fd, r;
 
         file = strdup(row->name);
         if (!file)
@@ -1036,8 +1036,19 @@ static int daemon_start(Compare *c, Row *row, size_t index, Daemon *d) {
         r = check_no_daemon_running(c, /* verbose= */ false);
         if (r < 0)
                 return r;
-        r = spawn(c->daemon_path, argv, &d->ch.fd, /* stderr_too= */ true, /* daemon= */ true,
-                  c->notify_path, &d->ch.pid);
+        r = timeline_open_events(row->timeline, &events_fd);
+        if (r < 0)
+                return log_error_errno(r, "Failed to make a pipe for the daemon's events: %m");
+        if (asprintf(&events, "--events=%d", events_fd) < 0) {
+                (void) close(events_fd);
+                return log_error_errno(ENOMEM, "Out of memory.");
+        }
+        r = spawn(c->daemon_path,
+                  (char *[]){ (char *) DAEMON_NAME, (char *) "--config", row->config_path, events,
+                              NULL },
+                  &d->ch.fd, /* stderr_too= */ true, /* daemon= */ true, c->notify_path,
+                  &d->ch.pid);
+        (void) close(events_fd); /* the daemon's now: EOF when it is gone */
         if (r < 0)
                 return log_error_errno(r, "Failed to start %s: %m", c->daemon_path);
         log_info("Row %s: started %s --config %s (pid %d).", row->name, c->daemon_path,

@@ -1,16 +1,17 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
-#include <limits.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cpumask.h"
 #include "proc.h"
 #include "timeline.h"
 
-#define MOVE_PREFIX "Moved pid "
-#define WEIGHT_PREFIX "Set the weight of "
+/* The longest line of the daemon's events taken whole: event_parse() refuses longer ones. */
+#define TIMELINE_EVENT_LINE_MAX (64u * 1024u)
 
 typedef struct TimelineMove {
         uint64_t usec;
@@ -46,6 +47,11 @@ struct Timeline {
         size_t n_moves, cap_moves;
         TimelineWeight *weights;
         size_t n_weights, cap_weights;
+
+        int events_fd; /* the read end of the daemon's events pipe; -EBADF without */
+        char *events_line; /* TIMELINE_EVENT_LINE_MAX + 1 bytes, once there is a pipe */
+        size_t events_len;
+        size_t n_rejected;
 };
 
 /* Room for one more element of size bytes in *array (doubling). 0 or -ENOMEM. */
@@ -79,6 +85,9 @@ Timeline *timeline_free(Timeline *tl) {
         for (size_t i = 0; i < tl->n_weights; i++)
                 free(tl->weights[i].cgroup);
         free(tl->weights);
+        if (tl->events_fd >= 0)
+                (void) close(tl->events_fd);
+        free(tl->events_line);
         free(tl);
         return NULL;
 }
@@ -122,6 +131,7 @@ int timeline_new(int proc_fd, const Topology *t, Timeline **ret) {
         if (!tl)
                 return -ENOMEM;
         tl->proc_fd = proc_fd;
+        tl->events_fd = -EBADF;
         tl->n_nodes = n;
         tl->node_ids = calloc(n, sizeof *tl->node_ids);
         tl->node_cpus = calloc(n, sizeof *tl->node_cpus);
@@ -198,174 +208,154 @@ int timeline_sample(Timeline *tl, uint64_t now_usec) {
         return 0;
 }
 
-/* ---- the daemon's lines */
+/* ---- the daemon's events */
 
-/* Decimal digits at *p, at most max: advances *p. false if none, or beyond max. */
-static bool parse_u64(const char **p, uint64_t max, uint64_t *ret) {
-        const char *s = *p;
-        uint64_t v = 0;
-
-        if (*s < '0' || *s > '9')
-                return false;
-        for (; *s >= '0' && *s <= '9'; s++) {
-                unsigned d = (unsigned) (*s - '0');
-
-                if (v > (max - d) / 10)
-                        return false;
-                v = v * 10 + d;
-        }
-        *p = s;
-        *ret = v;
-        return true;
-}
-
-static bool skip(const char **p, const char *lit) {
-        size_t n = strlen(lit);
-
-        if (strncmp(*p, lit, n) != 0)
-                return false;
-        *p += n;
-        return true;
-}
-
-/* The ':' that ends the fixed part, then the reason (possibly empty), or the end of the line. */
-static bool reason_follows(const char *p) {
-        return p[0] == ':' && (p[1] == ' ' || p[1] == '\0' || p[1] == '\n');
-}
-
-/* After a comm's ")": " node A -> B, CPUs LIST:". */
-static bool parse_move_tail(const char *p, int64_t *from, int64_t *to) {
-        uint64_t a, b;
-        size_t list;
-
-        if (!skip(&p, ") node ") || !parse_u64(&p, INT_MAX, &a) || !skip(&p, " -> ") ||
-            !parse_u64(&p, INT_MAX, &b) || !skip(&p, ", CPUs "))
-                return false;
-        list = strspn(p, "0123456789,-");
-        if (list == 0 || !reason_follows(p + list))
-                return false;
-        *from = (int64_t) a;
-        *to = (int64_t) b;
-        return true;
-}
-
-static TimelineEventKind parse_move(const char *p, TimelineEvent *ret) {
-        const char *comm, *end = NULL;
-        int64_t from = 0, to = 0;
-        uint64_t pid;
-
-        if (!parse_u64(&p, INT_MAX, &pid) || pid == 0 || !skip(&p, " ("))
-                return TIMELINE_EVENT_NONE;
-        comm = p;
-        /* The last ") node " the rest parses after: a comm may contain one, a reason never. */
-        for (const char *q = strstr(comm, ") node "); q; q = strstr(q + 1, ") node ")) {
-                int64_t f, t;
-
-                if (q > comm && q - comm < PROC_COMM_SIZE && parse_move_tail(q, &f, &t)) {
-                        end = q;
-                        from = f;
-                        to = t;
-                }
-        }
-        if (!end)
-                return TIMELINE_EVENT_NONE;
-        *ret = (TimelineEvent){ .kind = TIMELINE_EVENT_MOVE,
-                                .pid = (pid_t) pid,
-                                .name = comm,
-                                .name_len = (size_t) (end - comm),
-                                .from = from,
-                                .to = to };
-        return TIMELINE_EVENT_MOVE;
-}
-
-static TimelineEventKind parse_weight(const char *path, TimelineEvent *ret) {
-        const char *end = NULL;
-        uint64_t from = 0, to = 0;
-
-        /* The last " W -> W:" that parses: a path may contain one, a reason never. */
-        for (const char *q = strchr(path + 1, ' '); q; q = strchr(q + 1, ' ')) {
-                const char *p = q + 1;
-                uint64_t a, b;
-
-                if (parse_u64(&p, UINT32_MAX, &a) && skip(&p, " -> ") &&
-                    parse_u64(&p, UINT32_MAX, &b) && reason_follows(p)) {
-                        end = q;
-                        from = a;
-                        to = b;
-                }
-        }
-        if (!end)
-                return TIMELINE_EVENT_NONE;
-        *ret = (TimelineEvent){ .kind = TIMELINE_EVENT_WEIGHT,
-                                .name = path,
-                                .name_len = (size_t) (end - path),
-                                .from = (int64_t) from,
-                                .to = (int64_t) to };
-        return TIMELINE_EVENT_WEIGHT;
-}
-
-static TimelineEventKind parse_message(const char *msg, TimelineEvent *ret) {
-        if (skip(&msg, MOVE_PREFIX))
-                return parse_move(msg, ret);
-        if (skip(&msg, WEIGHT_PREFIX) && *msg)
-                return parse_weight(msg, ret);
-        return TIMELINE_EVENT_NONE;
-}
-
-TimelineEventKind timeline_parse_daemon_line(const char *line, TimelineEvent *ret) {
-        TimelineEventKind k;
-        size_t ident;
-
-        if (!line || !ret)
-                return TIMELINE_EVENT_NONE;
-        k = parse_message(line, ret);
-        if (k != TIMELINE_EVENT_NONE)
-                return k;
-        /* log_set_ident()'s "cgbalanced: ": one word without blanks or colons. */
-        ident = strcspn(line, " :\t\n");
-        if (ident == 0 || line[ident] != ':' || line[ident + 1] != ' ')
-                return TIMELINE_EVENT_NONE;
-        return parse_message(line + ident + 2, ret);
-}
-
-int timeline_note_daemon_line(Timeline *tl, uint64_t now_usec, const char *line) {
-        TimelineEvent e;
+int timeline_note_event(Timeline *tl, const Event *e) {
         char *name;
 
-        if (!tl)
+        if (!tl || !e)
                 return -EINVAL;
-        switch (timeline_parse_daemon_line(line, &e)) {
-        case TIMELINE_EVENT_MOVE:
+        switch (e->kind) {
+        case EVENT_TASK_MOVED:
                 if (grow((void **) &tl->moves, &tl->cap_moves, tl->n_moves, sizeof *tl->moves) < 0)
                         return -ENOMEM;
-                name = strndup(e.name, e.name_len);
+                name = strdup(e->comm);
                 if (!name)
                         return -ENOMEM;
-                tl->moves[tl->n_moves++] = (TimelineMove){ .usec = now_usec,
-                                                           .pid = e.pid,
+                tl->moves[tl->n_moves++] = (TimelineMove){ .usec = e->monotonic_usec,
+                                                           .pid = e->pid,
                                                            .comm = name,
-                                                           .from = (int) e.from,
-                                                           .to = (int) e.to };
+                                                           .from = e->from_node,
+                                                           .to = e->to_node };
                 break;
-        case TIMELINE_EVENT_WEIGHT:
+        case EVENT_WEIGHT_CHANGED:
                 if (grow((void **) &tl->weights, &tl->cap_weights, tl->n_weights,
                          sizeof *tl->weights) < 0)
                         return -ENOMEM;
-                name = strndup(e.name, e.name_len);
+                name = strdup(e->cgroup);
                 if (!name)
                         return -ENOMEM;
-                tl->weights[tl->n_weights++] = (TimelineWeight){ .usec = now_usec,
+                tl->weights[tl->n_weights++] = (TimelineWeight){ .usec = e->monotonic_usec,
                                                                  .cgroup = name,
-                                                                 .from = (uint32_t) e.from,
-                                                                 .to = (uint32_t) e.to };
+                                                                 .from = e->old_weight,
+                                                                 .to = e->new_weight };
                 break;
-        default: return 0;
+        default: return -EINVAL;
         }
-        if (!tl->have_first_event) {
+        if (!tl->have_first_event || e->monotonic_usec < tl->first_event_usec) {
                 tl->have_first_event = true;
-                tl->first_event_usec = now_usec;
+                tl->first_event_usec = e->monotonic_usec;
+        }
+        return 0;
+}
+
+int timeline_note_event_line(Timeline *tl, const char *line) {
+        _cleanup_free_ Event *e = malloc(sizeof *e); /* 5 KiB */
+        int r;
+
+        if (!tl || !line)
+                return -EINVAL;
+        if (!e)
+                return -ENOMEM;
+        r = event_parse(line, e);
+        if (r < 0)
+                return r;
+        return timeline_note_event(tl, e);
+}
+
+int timeline_open_events(Timeline *tl, int *ret_fd) {
+        int fds[2];
+
+        if (!tl || !ret_fd)
+                return -EINVAL;
+        if (tl->events_fd >= 0)
+                return -EBUSY;
+        if (pipe2(fds, O_CLOEXEC) < 0)
+                return negative_errno();
+        /* The write end is the daemon's: inherited across its exec. */
+        if (fcntl(fds[1], F_SETFD, 0) < 0 || fcntl(fds[0], F_SETFL, O_NONBLOCK) < 0) {
+                int r = negative_errno();
+
+                (void) close(fds[0]);
+                (void) close(fds[1]);
+                return r;
+        }
+        tl->events_fd = fds[0];
+        tl->events_len = 0;
+        *ret_fd = fds[1];
+        return 0;
+}
+
+/* One line of the pipe (NUL-terminated in place): 1 recorded, 0 rejected, -ENOMEM. */
+static int note_pipe_line(Timeline *tl, char *line) {
+        int r = timeline_note_event_line(tl, line);
+
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                tl->n_rejected++;
+                return 0;
         }
         return 1;
+}
+
+/* The complete lines in the buffer; an unterminated rest stays (or is cut when it fills it). */
+static int note_pipe_lines(Timeline *tl, bool eof) {
+        char *nl;
+        int n = 0, r;
+
+        while ((nl = memchr(tl->events_line, '\n', tl->events_len))) {
+                *nl = '\0';
+                r = note_pipe_line(tl, tl->events_line);
+                if (r < 0)
+                        return r;
+                n += r;
+                tl->events_len -= (size_t) (nl + 1 - tl->events_line);
+                memmove(tl->events_line, nl + 1, tl->events_len);
+        }
+        if (tl->events_len == TIMELINE_EVENT_LINE_MAX || (eof && tl->events_len > 0)) {
+                tl->events_line[tl->events_len] = '\0';
+                tl->events_len = 0;
+                r = note_pipe_line(tl, tl->events_line);
+                if (r < 0)
+                        return r;
+                n += r;
+        }
+        return n;
+}
+
+int timeline_read_events(Timeline *tl) {
+        int n = 0;
+
+        if (!tl)
+                return -EINVAL;
+        while (tl->events_fd >= 0) {
+                ssize_t k;
+                int r;
+
+                if (!tl->events_line) {
+                        tl->events_line = malloc(TIMELINE_EVENT_LINE_MAX + 1);
+                        if (!tl->events_line)
+                                return -ENOMEM;
+                }
+                k = read(tl->events_fd, tl->events_line + tl->events_len,
+                         TIMELINE_EVENT_LINE_MAX - tl->events_len);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0 && errno == EAGAIN)
+                        break;
+                if (k > 0)
+                        tl->events_len += (size_t) k;
+                r = note_pipe_lines(tl, /* eof= */ k <= 0);
+                if (r < 0)
+                        return r;
+                n += r;
+                if (k <= 0) { /* EOF, or an error: the daemon wrote its last */
+                        (void) close(tl->events_fd);
+                        tl->events_fd = -EBADF;
+                }
+        }
+        return n;
 }
 
 /* ---- output */
@@ -457,4 +447,8 @@ size_t timeline_n_moves(const Timeline *tl) {
 
 size_t timeline_n_weights(const Timeline *tl) {
         return tl ? tl->n_weights : 0;
+}
+
+size_t timeline_n_rejected(const Timeline *tl) {
+        return tl ? tl->n_rejected : 0;
 }

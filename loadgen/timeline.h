@@ -4,8 +4,8 @@
 /*
  * What happened on the machine while a suite ran, for `loadgen compare` and `loadgen plot`: the
  * load of each NUMA node over time (busy CPUs, summed per-CPU utilisation from /proc/stat) and
- * what cgbalanced did meanwhile (its "Moved pid" and "Set the weight" log lines, stamped with the
- * time they were read). Written into the results JSON as
+ * what cgbalanced did meanwhile (the moves and weight changes of its --events stream, the
+ * lib/event.h records, at the times the daemon stamped them). Written into the results JSON as
  *
  *   {"interval_usec": 1000000, "nodes": [0, 1], "node_cpus": [2, 2],
  *    "samples": [{"t": 1.00, "load": [1.73, 0.20]}, ...],
@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "event.h"
 #include "json.h"
 #include "macro.h"
 #include "topology.h"
@@ -42,45 +43,38 @@ int timeline_new(int proc_fd, const Topology *t, Timeline **ret);
  */
 int timeline_sample(Timeline *tl, uint64_t now_usec);
 
-/* ---- the daemon's log lines */
+/* ---- the daemon's events (cgbalanced --events, lib/event.h) */
 
-typedef enum TimelineEventKind {
-        TIMELINE_EVENT_NONE,
-        TIMELINE_EVENT_MOVE, /* "Moved pid %d (%s) node %d -> %d, CPUs %s: %s" */
-        TIMELINE_EVENT_WEIGHT, /* "Set the weight of %s %u -> %u: %s" */
-} TimelineEventKind;
+/* Records e at its monotonic_usec (the clock of timeline_sample()'s times). 0, -EINVAL for an
+ * unknown kind, -ENOMEM. */
+int timeline_note_event(Timeline *tl, const Event *e);
 
-typedef struct TimelineEvent {
-        TimelineEventKind kind;
-        pid_t pid; /* a move's task */
-        const char *name; /* a move's comm or a weight's cgroup path: points into the line */
-        size_t name_len; /* bytes of name (it is not NUL-terminated there) */
-        int64_t from, to; /* node ids of a move; weights (cpu.weight scale) of a weight change */
-} TimelineEvent;
+/* Records one line of the daemon's events stream (a trailing newline allowed). 0; -EBADMSG for
+ * a line that is not an event (event_parse()), nothing recorded; -ENOMEM. */
+int timeline_note_event_line(Timeline *tl, const char *line);
 
 /*
- * Recognises one line of cgbalanced's stderr, with or without its "cgbalanced: " prefix (any
- * one word and ": " before the message) and a trailing newline. A comm may hold spaces,
- * parentheses and even ") node 1 -> 2, CPUs 0: ": the comm ends at the last ") node " after which
- * the line parses, which the daemon's reasons never contain; it must be 1..63 bytes (the daemon's
- * comm buffer). Likewise a cgroup path ends at the last " W -> W: ". Pure, no allocation.
- * Returns TIMELINE_EVENT_MOVE or TIMELINE_EVENT_WEIGHT with *ret filled, or
- * TIMELINE_EVENT_NONE (0) for any other line, malformed ones included (then *ret is untouched).
+ * A pipe for the daemon's events: the timeline keeps the read end (non-blocking, close-on-exec),
+ * *ret_fd is the write end, NOT close-on-exec so that the daemon inherits it: start the daemon
+ * with "--events=FD", then close FD in this process before starting anything else. -EBUSY if the
+ * timeline has a pipe already, -errno of pipe2().
  */
-TimelineEventKind timeline_parse_daemon_line(const char *line, TimelineEvent *ret);
+int timeline_open_events(Timeline *tl, int *ret_fd);
 
 /*
- * Records line if it is a move or weight line, stamped now_usec. Returns 1 if recorded, 0 if the
- * line is neither, -ENOMEM.
+ * Records each complete line the daemon wrote to the pipe since the last call; at EOF (the
+ * daemon is gone) an unterminated last line too, and the read end is closed. Lines that are not
+ * events are skipped and counted (timeline_n_rejected()). Returns the number of events recorded,
+ * 0 without a pipe, -ENOMEM.
  */
-int timeline_note_daemon_line(Timeline *tl, uint64_t now_usec, const char *line);
+int timeline_read_events(Timeline *tl);
 
 /* ---- output */
 
 /*
  * Writes "key": {the object above} (key NULL: an array element). interval_usec is the mean
  * interval of the recorded samples, 0 without any. t is relative to the baseline (or, if no
- * sample was taken, to the first event), so a line read before the baseline has t < 0.
+ * sample was taken, to the first event), so an event before the baseline has t < 0.
  */
 void timeline_write_json(const Timeline *tl, Json *j, const char *key);
 
@@ -88,6 +82,7 @@ void timeline_write_json(const Timeline *tl, Json *j, const char *key);
 size_t timeline_n_samples(const Timeline *tl);
 size_t timeline_n_moves(const Timeline *tl);
 size_t timeline_n_weights(const Timeline *tl);
+size_t timeline_n_rejected(const Timeline *tl); /* lines of the pipe that were no event */
 
 Timeline *timeline_free(Timeline *tl); /* accepts NULL, returns NULL */
 DEFINE_TRIVIAL_CLEANUP_FUNC(Timeline *, timeline_free);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "event.h"
 #include "macro.h"
 #include "proc.h"
 #include "testutil.h"
@@ -73,9 +74,11 @@ static void run_done(Run *r) {
 
 Test(cli, help_lists_every_option) {
         Run r = run((const char *const[]){ DAEMON, "--help", NULL });
-        static const char *const options[] = { "--config",         "--dry-run",       "--once",
-                                               "--check-config",   "--dump-topology", "--root",
-                                               "--print-defaults", "--help",          "--version" };
+        static const char *const options[] = {
+                "--config",        "--dry-run", "--once",           "--check-config",
+                "--dump-topology", "--root",    "--print-defaults", "--help",
+                "--version",       "--bus",     "--events"
+        };
 
         cr_expect(exited_with(r.status, 0));
         for (size_t i = 0; i < ELEMENTSOF(options); i++)
@@ -396,6 +399,63 @@ Test(live, protected_group_under_pressure_gets_weight_and_sigterm_restores_it) {
                   shares_of(prot));
         cr_expect(exited_with(stop_daemon(SIGTERM), 0));
         cr_expect_eq(shares_of(prot), 1024, "not restored");
+}
+
+static size_t count_of(const char *haystack, const char *needle) {
+        size_t n = 0;
+
+        for (const char *p = strstr(haystack, needle); p; p = strstr(p + 1, needle))
+                n++;
+        return n;
+}
+
+/* --events: each weight change the log tells of is one line of the lib/event.h contract. */
+Test(live, events_stream_carries_each_weight_change) {
+        _cleanup_free_ char *conf = pressure_conf(), *events = NULL, *opt = NULL, *err = log_path(),
+                            *out = NULL, *text = NULL, *log = NULL;
+        size_t n_lines = 0, n_weights = 0;
+
+        cr_assert_gt(asprintf(&events, "%s/events", workdir), 0);
+        cr_assert_gt(asprintf(&opt, "--events=%s", events), 0);
+        cr_assert_gt(asprintf(&out, "%s/daemon.out", workdir), 0);
+        make_pressure();
+        daemon_pid = spawn((const char *const[]){ DAEMON, "--config", conf, opt, NULL }, out, err);
+        cr_expect(wait_shares(prot, raised, 20000), "weight never rose: shares %" PRIu64,
+                  shares_of(prot));
+        cr_expect(exited_with(stop_daemon(SIGTERM), 0));
+        text = read_all(events);
+        log = read_all(err);
+        for (char *save = NULL, *l = strtok_r(text, "\n", &save); l;
+             l = strtok_r(NULL, "\n", &save)) {
+                Event e;
+
+                n_lines++;
+                cr_assert_eq(event_parse(l, &e), 0, "not an event: %s", l);
+                if (e.kind != EVENT_WEIGHT_CHANGED)
+                        continue;
+                n_weights++;
+                cr_expect_str_eq(e.cgroup, prot);
+                cr_expect_lt(e.old_weight, e.new_weight, "%s", l);
+                cr_expect_gt(e.monotonic_usec, 0);
+        }
+        cr_expect_gt(n_weights, 0, "no weight change in %s:\n%s", events, log);
+        cr_expect_eq(n_weights, count_of(log, "Set the weight of "), "events %zu, log:\n%s",
+                     n_weights, log);
+        cr_expect_eq(n_lines, n_weights + count_of(log, "Moved pid "));
+}
+
+Test(live, events_stream_that_cannot_be_opened_is_an_error) {
+        _cleanup_free_ char *conf = live_conf(""), *err = log_path(), *out = NULL, *log = NULL;
+        int status;
+
+        cr_assert_gt(asprintf(&out, "%s/daemon.out", workdir), 0);
+        daemon_pid = spawn((const char *const[]){ DAEMON, "--config", conf, "--events=987", NULL },
+                           out, err);
+        cr_assert_eq(waitpid(daemon_pid, &status, 0), daemon_pid);
+        daemon_pid = 0;
+        cr_expect(exited_with(status, 1), "status %d", status);
+        log = read_all(err);
+        cr_expect(strstr(log, "Failed to open --events=987: Bad file descriptor"), "%s", log);
 }
 
 Test(live, dry_run_changes_nothing) {

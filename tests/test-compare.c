@@ -729,6 +729,60 @@ Test(run, a_daemon_that_fails_to_start_is_an_error_naming_the_row_and_its_log, .
         rm_rf(dir);
 }
 
+/* A daemon that speaks only the contract: an event on the fd of --events, and on stderr the
+ * words of a move that is not one. Ready through NOTIFY_SOCKET, stopped by SIGTERM. */
+#define EVENTS_DAEMON                                                                              \
+        "for a; do case $a in --events=*) fd=${a#--events=};; esac; done\n"                        \
+        "[ -n \"$fd\" ] || { echo 'no --events' >&2; exit 2; }\n"                                  \
+        "t=$(awk '{ printf \"%d\", $1 * 1000000 }' /proc/uptime)\n"                                \
+        "echo 'cgbalanced: Moved pid 4242 (decoy) node 0 -> 1, CPUs 0: r' >&2\n"                   \
+        "printf '{\"version\":1,\"kind\":\"task-moved\",\"monotonic_usec\":%s,"                    \
+        "\"realtime_usec\":1,\"pid\":77,\"comm\":\"fake (task)\",\"from_node\":0,\"to_node\":1,"   \
+        "\"reason\":\"r\"}\\n' \"$t\" >/proc/self/fd/$fd\n"                                        \
+        "printf 'not an event\\n{\"version\":1,\"kind\":\"weight-changed\",\"monotonic_usec\":%s," \
+        "\"realtime_usec\":1,\"cgroup\":\"a/b\",\"old_weight\":100,\"new_weight\":150,"            \
+        "\"reason\":\"w\"}\\n' \"$t\" >/proc/self/fd/$fd\n"                                        \
+        "systemd-notify --ready\n"                                                                 \
+        "trap 'exit 0' TERM\n"                                                                     \
+        "while :; do sleep 0.1; done"
+
+/* What the daemon's --events pipe carried is the row's timeline; its log's words are not. */
+Test(run, the_timeline_is_what_the_daemon_s_events_say, .timeout = 300) {
+        _cleanup_free_ char *dir = NULL, *daemon = NULL, *opt = NULL, *json = NULL;
+        json_object *root, *tl, *a, *m, *w;
+        Run r;
+
+        skip_unless_root();
+        if (access("/usr/bin/systemd-notify", X_OK) < 0 && access("/bin/systemd-notify", X_OK) < 0)
+                cr_skip_test("no systemd-notify for the fake daemon");
+        dir = make_tmpdir();
+        daemon = write_script(dir, "events-daemon", EVENTS_DAEMON);
+        cr_assert_gt(asprintf(&opt, "--daemon=%s", daemon), 0);
+        cr_assert_gt(asprintf(&json, "%s/r.json", dir), 0);
+        r = run_compare((const char *const[]){ LOADGEN, "compare", opt, "--json", json, "--",
+                                               "hackbench", "-g", "1", "-l", "5", NULL });
+        cr_assert(exited_with(r.status, 0), "status %d, stderr: %s", r.status, r.err);
+        root = json_object_from_file(json);
+        cr_assert(root, "%s does not parse", json);
+        tl = member(json_object_array_get_idx(member(root, "rows"), 0), "timeline");
+        a = member(tl, "moves");
+        cr_assert_eq(json_object_array_length(a), 1, "%s", json_object_to_json_string(tl));
+        m = json_object_array_get_idx(a, 0);
+        cr_expect_eq(json_object_get_int(member(m, "pid")), 77);
+        cr_expect_str_eq(json_object_get_string(member(m, "comm")), "fake (task)");
+        cr_expect_eq(json_object_get_int(member(m, "from")), 0);
+        cr_expect_eq(json_object_get_int(member(m, "to")), 1);
+        a = member(tl, "weights");
+        cr_assert_eq(json_object_array_length(a), 1, "%s", json_object_to_json_string(tl));
+        w = json_object_array_get_idx(a, 0);
+        cr_expect_str_eq(json_object_get_string(member(w, "cgroup")), "a/b");
+        cr_expect_eq(json_object_get_int(member(w, "from")), 100);
+        cr_expect_eq(json_object_get_int(member(w, "to")), 150);
+        json_object_put(root);
+        bin_run_done(&r);
+        rm_rf(dir);
+}
+
 /* A process called cgbalanced: a shell script of that name (its comm), sleeping, with args. */
 static pid_t fake_daemon(const char *dir, const char *const args[]) {
         _cleanup_free_ char *path = write_script(dir, "cgbalanced", "sleep 60");

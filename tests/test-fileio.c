@@ -390,3 +390,32 @@ Test(fileio, into_bad_arguments_are_refused) {
         cr_expect_eq(read_full_into(tmp_fd, NULL, sizeof buf, NULL), -EINVAL);
         cr_expect_eq(read_full_into(tmp_fd, buf, 0, NULL), -EINVAL);
 }
+
+/* Through a pipe, so writes come in pieces the reader takes as they come. */
+Test(fileio, write_full_writes_everything_and_reports_errors) {
+        size_t len = 1 << 20;
+        _cleanup_free_ char *data = malloc(len), *back = NULL;
+        int fds[2];
+        pid_t pid;
+        size_t got = 0;
+
+        cr_assert_not_null(data);
+        for (size_t i = 0; i < len; i++)
+                data[i] = (char) ('a' + i % 26);
+        cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
+        pid = fork();
+        cr_assert_geq(pid, 0);
+        if (pid == 0) {
+                (void) close(fds[0]);
+                _exit(write_full(fds[1], data, len) == 0 ? 0 : 1);
+        }
+        (void) close(fds[1]);
+        cr_assert_eq(read_full_fd(fds[0], len, &back, &got), 0);
+        (void) close(fds[0]);
+        cr_assert_eq(waitpid(pid, &(int){ 0 }, 0), pid);
+        cr_expect_eq(got, len);
+        cr_expect_eq(memcmp(back, data, len), 0);
+        cr_expect_eq(write_full(-1, "x", 1), -EBADF);
+        cr_expect_eq(write_full(tmp_fd, "x", 1), -EBADF, "a directory opened read-only");
+        cr_expect_eq(write_full(-1, "", 0), 0, "nothing to write");
+}

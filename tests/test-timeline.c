@@ -16,143 +16,44 @@
 #undef json_bool
 
 #include "testutil.h"
+#include "event.h"
 #include "timeline.h"
 
-/* ---- the line parser */
-
-typedef struct LineCase {
-        const char *line;
-        TimelineEventKind kind;
-        const char *name; /* the comm or cgroup expected */
-        int64_t pid, from, to;
-} LineCase;
+/* ---- the daemon's events (lib/event.h lines; test-event.c tests the parser itself) */
 
 #define REASON                                                                                     \
         "node 0 load 2.00 on 2 CPUs (1.00/CPU) vs node 1 0.00 on 2 (0.00/CPU): ratio inf > 125%, " \
         "gap 2.00 > 1, for 2.0s; task 1.00"
 #define WREASON "pressure 31.40% > 10.00% for 3.0s: up 50, max 1000"
 
-static const LineCase line_cases[] = {
-        /* what cgbalanced writes on stderr */
-        { "cgbalanced: Moved pid 1234 (spinner) node 0 -> 1, CPUs 2-3: " REASON "\n",
-          TIMELINE_EVENT_MOVE, "spinner", 1234, 0, 1 },
-        { "Moved pid 1234 (spinner) node 0 -> 1, CPUs 2-3: " REASON, TIMELINE_EVENT_MOVE, "spinner",
-          1234, 0, 1 },
-        { "cgbalanced: Moved pid 7 (cc1) node 3 -> 0, CPUs 0,2,4-5: mask 4-7 is part of node 1 "
-          "(4-7): CPU 4 at 1.00 vs CPU 5 at 0.00 > 125%",
-          TIMELINE_EVENT_MOVE, "cc1", 7, 3, 0 },
-        { "cgbalanced: Set the weight of cgbalance.slice/loadgen-12/job 100 -> 150: " WREASON "\n",
-          TIMELINE_EVENT_WEIGHT, "cgbalance.slice/loadgen-12/job", 0, 100, 150 },
-        { "Set the weight of a 10000 -> 1: no longer protected: back toward base 1",
-          TIMELINE_EVENT_WEIGHT, "a", 0, 10000, 1 },
-        /* comms and paths that look like the format */
-        { "cgbalanced: Moved pid 99 (Web Content) node 1 -> 0, CPUs 0-1: " REASON,
-          TIMELINE_EVENT_MOVE, "Web Content", 99, 1, 0 },
-        { "cgbalanced: Moved pid 5 ((sd-pam)) node 0 -> 1, CPUs 1: " REASON, TIMELINE_EVENT_MOVE,
-          "(sd-pam)", 5, 0, 1 },
-        { "cgbalanced: Moved pid 5 (x) node 7 -> 8, CPUs 3: y) node 0 -> 1, CPUs 0-1: " REASON,
-          TIMELINE_EVENT_MOVE, "x) node 7 -> 8, CPUs 3: y", 5, 0, 1 },
-        { "cgbalanced: Moved pid 5 (a) node 9) node 1 -> 0, CPUs 0: " REASON, TIMELINE_EVENT_MOVE,
-          "a) node 9", 5, 1, 0 },
-        { "cgbalanced: Moved pid 5 ()) node 1 -> 0, CPUs 0:", TIMELINE_EVENT_MOVE, ")", 5, 1, 0 },
-        { "Moved pid 5 (x) node 0 -> 1, CPUs 0-1:\n", TIMELINE_EVENT_MOVE, "x", 5, 0, 1 },
-        { "Moved pid 2147483647 (x) node 2147483647 -> 0, CPUs 0: r", TIMELINE_EVENT_MOVE, "x",
-          2147483647, 2147483647, 0 },
-        { "cgbalanced: Set the weight of my group 1 -> 2: x 100 -> 150: " WREASON,
-          TIMELINE_EVENT_WEIGHT, "my group 1 -> 2: x", 0, 100, 150 },
-        { "cgbalanced: Set the weight of a (b) 1 -> 4294967295:", TIMELINE_EVENT_WEIGHT, "a (b)", 0,
-          1, 4294967295 },
-        /* 63 bytes of comm is the most the daemon prints */
-        { "Moved pid 1 (123456789012345678901234567890123456789012345678901234567890123) node 0 "
-          "-> 1, CPUs 0: r",
-          TIMELINE_EVENT_MOVE, "123456789012345678901234567890123456789012345678901234567890123", 1,
-          0, 1 },
-        /* not a move or weight line, or a broken one */
-        { "Moved pid 1 (1234567890123456789012345678901234567890123456789012345678901234) node 0 "
-          "-> 1, CPUs 0: r",
-          TIMELINE_EVENT_NONE },
-        { NULL, TIMELINE_EVENT_NONE },
-        { "", TIMELINE_EVENT_NONE },
-        { "\n", TIMELINE_EVENT_NONE },
-        { "cgbalanced: ", TIMELINE_EVENT_NONE },
-        { "cgbalanced: Moved pid ", TIMELINE_EVENT_NONE },
-        { "cgbalanced: Moved pid 12 (x) node 0 -> ", TIMELINE_EVENT_NONE },
-        { "cgbalanced: Moved pid 12 (x) node 0 -> 1, CPUs ", TIMELINE_EVENT_NONE },
-        { "cgbalanced: Moved pid 12 (x) node 0 -> 1, CPUs 0-1", TIMELINE_EVENT_NONE },
-        { "cgbalanced: Moved pid 12 (x) node 0 -> 1, CPUs : r", TIMELINE_EVENT_NONE },
-        { "cgbalanced: Moved pid 12 (x) node 0 -> 1, CPUs 0-1:r", TIMELINE_EVENT_NONE },
-        { "cgbalanced: Moved pid 12 (x) node 0 -> 1 CPUs 0-1: r", TIMELINE_EVENT_NONE },
-        { "cgbalanced: Moved pid 12 (x) node -1 -> 1, CPUs 0-1: r", TIMELINE_EVENT_NONE },
-        { "cgbalanced: Moved pid 12 (x) node 0 -> 2147483648, CPUs 0-1: r", TIMELINE_EVENT_NONE },
-        { "cgbalanced: Moved pid 0 (x) node 0 -> 1, CPUs 0-1: r", TIMELINE_EVENT_NONE },
-        { "cgbalanced: Moved pid -5 (x) node 0 -> 1, CPUs 0-1: r", TIMELINE_EVENT_NONE },
-        { "cgbalanced: Moved pid 2147483648 (x) node 0 -> 1, CPUs 0-1: r", TIMELINE_EVENT_NONE },
-        { "cgbalanced: Moved pid 99999999999999999999999 (x) node 0 -> 1, CPUs 0: r",
-          TIMELINE_EVENT_NONE },
-        { "cgbalanced: Moved pid 12 x) node 0 -> 1, CPUs 0-1: r", TIMELINE_EVENT_NONE },
-        { "cgbalanced: Moved pid 12 () node 0 -> 1, CPUs 0-1: r", TIMELINE_EVENT_NONE },
-        { "cgbalanced: Moved pid 12 (x node 0 -> 1, CPUs 0-1: r", TIMELINE_EVENT_NONE },
-        { "cgbalanced: moved pid 12 (x) node 0 -> 1, CPUs 0-1: r", TIMELINE_EVENT_NONE },
-        { "cg balanced: Moved pid 12 (x) node 0 -> 1, CPUs 0-1: r", TIMELINE_EVENT_NONE },
-        { "cgbalanced:Moved pid 12 (x) node 0 -> 1, CPUs 0-1: r", TIMELINE_EVENT_NONE },
-        { " Moved pid 12 (x) node 0 -> 1, CPUs 0-1: r", TIMELINE_EVENT_NONE },
-        { "cgbalanced: move pid 1234 (comm) node 0 -> 1 mask 4-7: " REASON, TIMELINE_EVENT_NONE },
-        { "cgbalanced: pid 5 (x): not permitted to set its affinity, no longer managed",
-          TIMELINE_EVENT_NONE },
-        { "cgbalancectl: TaskMoved pid 123 node 0 -> node 1: node 0 busy", TIMELINE_EVENT_NONE },
-        { "cgbalanced: Set the weight of  -> 150: r", TIMELINE_EVENT_NONE },
-        { "cgbalanced: Set the weight of ", TIMELINE_EVENT_NONE },
-        { "cgbalanced: Set the weight of x 100 -> 150", TIMELINE_EVENT_NONE },
-        { "cgbalanced: Set the weight of x 100 -> -1: r", TIMELINE_EVENT_NONE },
-        { "cgbalanced: Set the weight of x 100 -> 4294967296: r", TIMELINE_EVENT_NONE },
-        { "cgbalanced: Set the weight of  100 -> 150: r", TIMELINE_EVENT_NONE },
-        { "cgbalanced: Set the weight of x100 -> 150: r", TIMELINE_EVENT_NONE },
-        { "cgbalanced: Plan sets weight 150 on group #3 (x): ignoring", TIMELINE_EVENT_NONE },
-};
+/* The line cgbalanced --events writes for a move (formatted by the same lib/event.c). */
+static char *move_line(uint64_t usec, pid_t pid, const char *comm, int from, int to) {
+        Event e = { .kind = EVENT_TASK_MOVED,
+                    .monotonic_usec = usec,
+                    .realtime_usec = usec + 1000000,
+                    .pid = pid,
+                    .from_node = from,
+                    .to_node = to };
+        char *line = NULL;
 
-Test(timeline_parse, table) {
-        for (size_t i = 0; i < sizeof line_cases / sizeof *line_cases; i++) {
-                const LineCase *c = &line_cases[i];
-                TimelineEvent e = { .pid = -42 };
-                TimelineEventKind k = timeline_parse_daemon_line(c->line, &e);
-
-                cr_expect_eq(k, c->kind, "case %zu \"%s\": kind %d, want %d", i,
-                             c->line ? c->line : "(null)", k, c->kind);
-                if (k != c->kind)
-                        continue;
-                if (k == TIMELINE_EVENT_NONE) {
-                        cr_expect_eq(e.pid, -42, "case %zu: *ret written on no match", i);
-                        continue;
-                }
-                cr_expect_eq(e.kind, k, "case %zu", i);
-                cr_expect_eq(e.name_len, strlen(c->name), "case %zu: name length %zu, want %zu", i,
-                             e.name_len, strlen(c->name));
-                cr_expect(strncmp(e.name, c->name, e.name_len) == 0, "case %zu: name \"%.*s\"", i,
-                          (int) e.name_len, e.name);
-                cr_expect_eq(e.from, c->from, "case %zu: from %" PRId64, i, e.from);
-                cr_expect_eq(e.to, c->to, "case %zu: to %" PRId64, i, e.to);
-                if (k == TIMELINE_EVENT_MOVE)
-                        cr_expect_eq((int64_t) e.pid, c->pid, "case %zu: pid %d", i, (int) e.pid);
-        }
+        (void) snprintf(e.comm, sizeof e.comm, "%s", comm);
+        (void) snprintf(e.reason, sizeof e.reason, "%s", REASON);
+        cr_assert_eq(event_format(&e, &line), 0);
+        return line;
 }
 
-/* Every prefix of a real line is a cut line: none is a move but the whole (and its reason's
- * prefixes past the ':' and blank). */
-Test(timeline_parse, cut_lines) {
-        const char *line = "cgbalanced: Moved pid 1234 (a b) node 0 -> 1, CPUs 2-3: r";
-        size_t whole = strlen(line), fixed = strlen("cgbalanced: Moved pid 1234 (a b) node 0 -> "
-                                                    "1, CPUs 2-3:");
+static char *weight_line(uint64_t usec, const char *cgroup, uint32_t from, uint32_t to) {
+        Event e = { .kind = EVENT_WEIGHT_CHANGED,
+                    .monotonic_usec = usec,
+                    .realtime_usec = usec + 1000000,
+                    .old_weight = from,
+                    .new_weight = to };
+        char *line = NULL;
 
-        for (size_t n = 0; n <= whole; n++) {
-                char *cut = strndup(line, n);
-                TimelineEvent e;
-
-                cr_assert_not_null(cut);
-                cr_expect_eq(timeline_parse_daemon_line(cut, &e),
-                             n >= fixed ? TIMELINE_EVENT_MOVE : TIMELINE_EVENT_NONE,
-                             "prefix of %zu bytes: \"%s\"", n, cut);
-                free(cut);
-        }
+        (void) snprintf(e.cgroup, sizeof e.cgroup, "%s", cgroup);
+        (void) snprintf(e.reason, sizeof e.reason, "%s", WREASON);
+        cr_assert_eq(event_format(&e, &line), 0);
+        return line;
 }
 
 /* ---- sampling: a fixture /proc written into a temporary directory, stat by stat */
@@ -291,22 +192,21 @@ Test(timeline_new, bad_arguments) {
 }
 
 /* The JSON of the interface: every member, the node ids and CPUs of the topology, the events
- * relative to the baseline (a line read before it is negative), comms escaped. */
+ * at their own times relative to the baseline (one before it is negative), comms escaped. */
 Test(timeline_json, shape) {
+        _cleanup_free_ char *wl = weight_line(500000, "cgbalance.slice/x", 100, 150),
+                            *ml = move_line(4210000, 1234, "a \"q\" (b)", 0, 1);
         Fake f = fake_new();
         json_object *o, *a, *m, *w;
 
-        cr_expect_eq(timeline_note_daemon_line(f.tl, 500000,
-                                               "cgbalanced: Set the weight of cgbalance.slice/x "
-                                               "100 -> 150: " WREASON),
-                     1);
+        cr_expect_eq(timeline_note_event_line(f.tl, wl), 0);
         fake_stat(&f, "timeline/stat-0");
         cr_assert_eq(timeline_sample(f.tl, 1000000), 0);
-        cr_expect_eq(timeline_note_daemon_line(f.tl, 1250000, "cgbalanced: Started."), 0);
-        cr_expect_eq(timeline_note_daemon_line(
-                             f.tl, 4210000,
-                             "cgbalanced: Moved pid 1234 (a \"q\" (b)) node 0 -> 1, CPUs 2-3: r\n"),
-                     1);
+        cr_expect_eq(timeline_note_event_line(f.tl, "cgbalanced: Started."), -EBADMSG);
+        cr_expect_eq(timeline_note_event_line(f.tl, "cgbalanced: Moved pid 1234 (a) node 0 -> 1, "
+                                                    "CPUs 2-3: r\n"),
+                     -EBADMSG, "the log's words are no event");
+        cr_expect_eq(timeline_note_event_line(f.tl, ml), 0);
         cr_expect_eq(timeline_n_moves(f.tl), 1);
         cr_expect_eq(timeline_n_weights(f.tl), 1);
 
@@ -342,6 +242,79 @@ Test(timeline_json, shape) {
         cr_expect_eq(json_object_get_int(member(w, "from", json_type_int)), 100);
         cr_expect_eq(json_object_get_int(member(w, "to", json_type_int)), 150);
         json_object_put(o);
+        fake_done(&f);
+}
+
+/* A comm or path that looks like the old log format is just a name now. */
+Test(timeline_events, names_are_taken_whole) {
+        _cleanup_free_ char *ml = move_line(1, 5, "x) node 7 -> 8, CPUs 3: y", 0, 1),
+                            *wl = weight_line(2, "my group 1 -> 2: x", 100, 150);
+        Fake f = fake_new();
+        json_object *o, *m, *w;
+
+        cr_assert_eq(timeline_note_event_line(f.tl, ml), 0);
+        cr_assert_eq(timeline_note_event_line(f.tl, wl), 0);
+        o = timeline_to_json(f.tl);
+        m = json_object_array_get_idx(member(o, "moves", json_type_array), 0);
+        cr_expect_str_eq(json_object_get_string(member(m, "comm", json_type_string)),
+                         "x) node 7 -> 8, CPUs 3: y");
+        cr_expect_eq(json_object_get_int(member(m, "pid", json_type_int)), 5);
+        w = json_object_array_get_idx(member(o, "weights", json_type_array), 0);
+        cr_expect_str_eq(json_object_get_string(member(w, "cgroup", json_type_string)),
+                         "my group 1 -> 2: x");
+        json_object_put(o);
+        fake_done(&f);
+}
+
+Test(timeline_events, bad_arguments) {
+        Fake f = fake_new();
+        Event e = { .kind = 7 };
+        int fd;
+
+        cr_expect_eq(timeline_note_event(f.tl, &e), -EINVAL, "an unknown kind");
+        cr_expect_eq(timeline_note_event(NULL, &e), -EINVAL);
+        cr_expect_eq(timeline_note_event_line(f.tl, NULL), -EINVAL);
+        cr_expect_eq(timeline_read_events(f.tl), 0, "no pipe, nothing to read");
+        cr_assert_eq(timeline_open_events(f.tl, &fd), 0);
+        cr_expect_eq(timeline_open_events(f.tl, &(int){ -1 }), -EBUSY);
+        cr_expect_eq(timeline_n_moves(f.tl) + timeline_n_weights(f.tl), 0);
+        (void) close(fd);
+        fake_done(&f);
+}
+
+/* The pipe the daemon writes: lines in pieces, a line that is no event, EOF. */
+Test(timeline_events, pipe_lines_are_read_as_they_come) {
+        _cleanup_free_ char *m1 = move_line(2000000, 10, "one", 0, 1),
+                            *m2 = move_line(3000000, 11, "two", 1, 0),
+                            *w1 = weight_line(2500000, "a/b", 100, 200);
+        size_t half = strlen(m2) / 2;
+        Fake f = fake_new();
+        int fd, flags;
+
+        cr_assert_eq(timeline_open_events(f.tl, &fd), 0);
+        flags = fcntl(fd, F_GETFD);
+        cr_expect(flags >= 0 && !(flags & FD_CLOEXEC), "the daemon's end must survive its exec");
+        cr_expect_eq(timeline_read_events(f.tl), 0, "nothing written yet: no wait either");
+
+        cr_assert_eq(write(fd, m1, strlen(m1)), (ssize_t) strlen(m1));
+        cr_assert_eq(write(fd, m2, half), (ssize_t) half);
+        cr_expect_eq(timeline_read_events(f.tl), 1, "one whole line, half of the next");
+        cr_expect_eq(timeline_n_moves(f.tl), 1);
+
+        cr_assert_gt(dprintf(fd, "%scgbalanced: Moved pid 1 (x) node 0 -> 1, CPUs 0: r\n%s",
+                             m2 + half, w1),
+                     0);
+        cr_expect_eq(timeline_read_events(f.tl), 2);
+        cr_expect_eq(timeline_n_moves(f.tl), 2);
+        cr_expect_eq(timeline_n_weights(f.tl), 1);
+        cr_expect_eq(timeline_n_rejected(f.tl), 1, "the log line");
+
+        /* The daemon's last line, cut short by its end, still counts if it is whole JSON. */
+        cr_assert_eq(write(fd, m1, strlen(m1) - 1), (ssize_t) strlen(m1) - 1);
+        (void) close(fd);
+        cr_expect_eq(timeline_read_events(f.tl), 1);
+        cr_expect_eq(timeline_n_moves(f.tl), 3);
+        cr_expect_eq(timeline_read_events(f.tl), 0, "closed at EOF");
         fake_done(&f);
 }
 
