@@ -59,8 +59,6 @@ Sandbox *sandbox_free(Sandbox *sb);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Sandbox *, sandbox_free);
 #define _cleanup_sandbox_ _cleanup_(sandbox_freep)
 
-/* The run's directory, DIR/loadgen-PID. */
-const char *sandbox_dir(const Sandbox *sb);
 /* A new path below the run's directory (not created); NULL on ENOMEM. Caller frees. */
 char *sandbox_path(const Sandbox *sb, const char *name);
 /* The group of part, "cgbalance.slice/loadgen-PID/load"; NULL without cgroups. */
