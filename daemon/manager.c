@@ -15,6 +15,7 @@
 #include "actuator.h"
 #include "bus.h"
 #include "cgroup.h"
+#include "clock.h"
 #include "log.h"
 #include "policy.h"
 #include "proc.h"
@@ -232,24 +233,10 @@ Manager *manager_free(Manager *m) {
         return NULL;
 }
 
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
-
-static uint64_t realtime_usec(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_REALTIME, &ts);
-        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
-
 static void manager_remember(Manager *m, const char *subject, const char *text) {
         ManagerAction *a = &m->recent[m->recent_next];
 
-        a->realtime_usec = realtime_usec();
+        a->realtime_usec = clock_usec(CLOCK_REALTIME);
         (void) snprintf(a->subject, sizeof a->subject, "%s", subject);
         (void) snprintf(a->text, sizeof a->text, "%s", text);
         m->recent_next = (m->recent_next + 1) % MANAGER_RECENT_MAX;
@@ -311,7 +298,7 @@ static void manager_keep(Manager *m, const PolicySnapshot *snap, const SamplerSy
         m->sys = sys;
         plan_free(m->plan);
         m->plan = plan;
-        m->last_tick_realtime_usec = realtime_usec();
+        m->last_tick_realtime_usec = clock_usec(CLOCK_REALTIME);
 }
 
 /* The kept node loads in CPUs, in node order ("2.00/0.43"), into buf; "-" without them. */
@@ -708,7 +695,8 @@ static void explain_history(const Manager *m, const PolicyTask *t, FILE *f) {
         for (size_t i = 0; i < n; i++)
                 if (streq(recent[i].subject, subject)) {
                         fprintf(f, "%.1f s ago: %s\n",
-                                (double) (realtime_usec() - recent[i].realtime_usec) / 1e6,
+                                (double) (clock_usec(CLOCK_REALTIME) - recent[i].realtime_usec) /
+                                        1e6,
                                 recent[i].text);
                         any = true;
                 }

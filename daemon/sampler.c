@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 #include "macro.h"
 #include "proc.h"
@@ -887,11 +888,6 @@ static int sample_task(Sampler *s, const Tick *k, pid_t pid, size_t group) {
 
 /* ---- groups */
 
-static inline void closedirp(DIR **d) {
-        if (*d)
-                (void) closedir(*d);
-}
-
 static int cmp_group(const void *a, const void *b) {
         return strcmp(((const GroupState *) a)->path, ((const GroupState *) b)->path);
 }
@@ -981,7 +977,7 @@ static int walk_one(Sampler *s, const Tick *k, int sub, char *path, size_t len, 
 
 /* Walks the groups below fd (taken), whose path is path[0..len) at depth components. */
 static int walk_groups(Sampler *s, const Tick *k, int fd, char *path, size_t len, size_t depth) {
-        _cleanup_(closedirp) DIR *d = fdopendir(fd);
+        _cleanup_closedir_ DIR *d = fdopendir(fd);
         struct dirent *de;
 
         if (!d) {
@@ -1146,14 +1142,6 @@ static void sample_psi(Sampler *s) {
                 s->sys.memory = (PsiStats){};
 }
 
-static uint64_t thread_cpu_usec(void) {
-        struct timespec ts;
-
-        if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
-                return 0;
-        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
-
 /* The interval the sample covers; k->deltas false when it can only prime. */
 static int sample_interval(Sampler *s, uint64_t now_usec, Tick *k) {
         int r;
@@ -1174,7 +1162,7 @@ static int sample_interval(Sampler *s, uint64_t now_usec, Tick *k) {
 int sampler_sample(Sampler *s, const Tunables *t, const Actuator *actuator, uint64_t now_usec,
                    const PolicySnapshot **ret_snap, const SamplerSystem **ret_system) {
         _cleanup_proc_stat_ ProcStat *stat = NULL;
-        uint64_t t0 = thread_cpu_usec();
+        uint64_t t0 = clock_usec(CLOCK_THREAD_CPUTIME_ID);
         Tick k = { .t = t, .a = actuator };
         int r;
 
@@ -1209,7 +1197,7 @@ int sampler_sample(Sampler *s, const Tunables *t, const Actuator *actuator, uint
         s->snap.cgroups = s->cgroups;
         s->sys.n_cgroups = (unsigned) s->snap.n_cgroups;
         s->sys.n_tasks = (unsigned) s->snap.n_tasks;
-        s->sys.sample_usec = thread_cpu_usec() - t0;
+        s->sys.sample_usec = clock_usec(CLOCK_THREAD_CPUTIME_ID) - t0;
         *ret_snap = &s->snap;
         *ret_system = &s->sys;
         return 0;

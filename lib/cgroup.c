@@ -15,9 +15,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fileio.h"
 #include "log.h"
 #include "macro.h"
+#include "parse.h"
 #include "proc.h"
 
 /* Exported by libcgroup 2.0.2 but missing from its installed headers. */
@@ -159,19 +161,9 @@ static int build_path(char **ret, const char *base, const char *group, const cha
         return 0;
 }
 
-/* The whole file, NUL-terminated. -EFBIG beyond max bytes, -EINVAL if it holds a NUL byte. */
+/* The whole file, NUL-terminated. -EFBIG beyond max bytes, -EBADMSG if it holds a NUL byte. */
 static int read_file(const char *path, size_t max, char **ret) {
-        _cleanup_free_ char *buf = NULL;
-        size_t n;
-        int r;
-
-        r = read_full_at(AT_FDCWD, path, max, &buf, &n);
-        if (r < 0)
-                return r;
-        if (memchr(buf, '\0', n))
-                return -EINVAL;
-        *ret = TAKE_PTR(buf);
-        return 0;
+        return read_text_at(AT_FDCWD, path, max, ret, NULL);
 }
 
 /* One write() of text to an existing file: cgroupfs takes one value per write. */
@@ -190,21 +182,7 @@ static int write_file(const char *path, const char *text) {
 
 /* A decimal number alone on its line, as cgroupfs prints one. */
 static int parse_u64(const char *s, const char *end, uint64_t *ret) {
-        uint64_t v = 0;
-
-        if (s == end)
-                return -EINVAL;
-        for (; s < end; s++) {
-                unsigned d = (unsigned) (*s - '0');
-
-                if (*s < '0' || *s > '9')
-                        return -EINVAL;
-                if (v > (UINT64_MAX - d) / 10)
-                        return -ERANGE;
-                v = v * 10 + d;
-        }
-        *ret = v;
-        return 0;
+        return parse_u64_span(s, (size_t) (end - s), ret);
 }
 
 static int read_u64_at(const char *base, const char *group, const char *file, uint64_t *ret) {
@@ -1154,12 +1132,6 @@ int cgroup_attach_pid(const CgroupLayout *l, const char *path, pid_t pid) {
 
 /* ---- listing and killing processes */
 
-static inline void closedirp(DIR **d) {
-        if (*d)
-                (void) closedir(*d);
-}
-#define _cleanup_closedir_ _cleanup_(closedirp)
-
 typedef struct PidList {
         pid_t *ids;
         size_t n, cap;
@@ -1361,21 +1333,6 @@ static int kill_batch(const CgroupLayout *l, const char *group, const pid_t *ids
                         (void) close(fds[i]);
         }
         return r < 0 ? r : 0;
-}
-
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
-}
-
-static void sleep_usec(uint64_t usec) {
-        struct timespec ts = { .tv_sec = (time_t) (usec / 1000000),
-                               .tv_nsec = (long) (usec % 1000000) * 1000 };
-
-        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-                ;
 }
 
 /* One round: 1 if the group is empty (or gone), 0 after signalling what is there. */

@@ -43,6 +43,8 @@
  *                 v2)
  *   -ENOENT       the group (or its hybrid mirror) does not exist
  *   -ENAMETOOLONG a path beyond CGROUP_PATH_MAX
+ *   -EBADMSG      a file read holds a NUL byte (as for every reader of a kernel file, see
+ *                 fileio.h; other malformed contents are -EINVAL where listed)
  *   and the errno of the failed system call: -EACCES/-EPERM (not allowed), -EROFS (read-only
  *   cgroupfs, e.g. in a container), -ESRCH (task gone), -ENOSPC (v1 cpuset without cpus or mems),
  *   -EBUSY (group has children). libcgroup's own codes are mapped by cgroup_ecg_to_errno().

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "macro.h"
@@ -99,6 +100,38 @@ int read_full_into(int fd, char *buf, size_t size, size_t *ret_len) {
                 len += (size_t) n;
         }
         buf[len] = '\0';
+        if (ret_len)
+                *ret_len = len;
+        return 0;
+}
+
+int read_text_at(int dirfd, const char *path, size_t max_size, char **ret, size_t *ret_size) {
+        _cleanup_free_ char *buf = NULL;
+        size_t len;
+        int r;
+
+        if (!ret)
+                return -EINVAL;
+        r = read_full_at(dirfd, path, max_size, &buf, &len);
+        if (r < 0)
+                return r;
+        if (memchr(buf, '\0', len))
+                return -EBADMSG;
+        *ret = TAKE_PTR(buf);
+        if (ret_size)
+                *ret_size = len;
+        return 0;
+}
+
+int read_text_into(int fd, char *buf, size_t size, size_t *ret_len) {
+        size_t len;
+        int r;
+
+        r = read_full_into(fd, buf, size, &len);
+        if (r < 0)
+                return r;
+        if (memchr(buf, '\0', len))
+                return -EBADMSG;
         if (ret_len)
                 *ret_len = len;
         return 0;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cpumask.h"
+#include "parse.h"
 #include "proc.h"
 #include "timeline.h"
 
@@ -47,21 +48,6 @@ struct Timeline {
         TimelineWeight *weights;
         size_t n_weights, cap_weights;
 };
-
-/* Room for one more element of size bytes in *array (doubling). 0 or -ENOMEM. */
-static int grow(void **array, size_t *cap, size_t n, size_t size) {
-        size_t c = *cap ? *cap * 2 : 16;
-        void *p;
-
-        if (n < *cap)
-                return 0;
-        p = reallocarray(*array, c, size);
-        if (!p)
-                return -ENOMEM;
-        *array = p;
-        *cap = c;
-        return 0;
-}
 
 Timeline *timeline_free(Timeline *tl) {
         if (!tl)
@@ -185,10 +171,10 @@ int timeline_sample(Timeline *tl, uint64_t now_usec) {
                 return -ENOMEM;
         if (!node_loads(tl, cur, load))
                 return 0;
-        if (grow((void **) &tl->sample_usec, &tl->cap_samples, tl->n_samples,
-                 sizeof *tl->sample_usec) < 0 ||
-            grow((void **) &tl->sample_load, &tl->cap_load_rows, tl->n_samples,
-                 tl->n_nodes * sizeof *tl->sample_load) < 0)
+        if (greedy_realloc((void **) &tl->sample_usec, &tl->cap_samples, tl->n_samples + 1,
+                           sizeof *tl->sample_usec, 16) < 0 ||
+            greedy_realloc((void **) &tl->sample_load, &tl->cap_load_rows, tl->n_samples + 1,
+                           tl->n_nodes * sizeof *tl->sample_load, 16) < 0)
                 return -ENOMEM;
         memcpy(tl->sample_load + tl->n_samples * tl->n_nodes, load, tl->n_nodes * sizeof *load);
         tl->sample_usec[tl->n_samples++] = now_usec;
@@ -202,21 +188,7 @@ int timeline_sample(Timeline *tl, uint64_t now_usec) {
 
 /* Decimal digits at *p, at most max: advances *p. false if none, or beyond max. */
 static bool parse_u64(const char **p, uint64_t max, uint64_t *ret) {
-        const char *s = *p;
-        uint64_t v = 0;
-
-        if (*s < '0' || *s > '9')
-                return false;
-        for (; *s >= '0' && *s <= '9'; s++) {
-                unsigned d = (unsigned) (*s - '0');
-
-                if (v > (max - d) / 10)
-                        return false;
-                v = v * 10 + d;
-        }
-        *p = s;
-        *ret = v;
-        return true;
+        return parse_u64_prefix(p, max, ret) == 0;
 }
 
 static bool skip(const char **p, const char *lit) {
@@ -336,7 +308,8 @@ int timeline_note_daemon_line(Timeline *tl, uint64_t now_usec, const char *line)
                 return -EINVAL;
         switch (timeline_parse_daemon_line(line, &e)) {
         case TIMELINE_EVENT_MOVE:
-                if (grow((void **) &tl->moves, &tl->cap_moves, tl->n_moves, sizeof *tl->moves) < 0)
+                if (greedy_realloc((void **) &tl->moves, &tl->cap_moves, tl->n_moves + 1,
+                                   sizeof *tl->moves, 16) < 0)
                         return -ENOMEM;
                 name = strndup(e.name, e.name_len);
                 if (!name)
@@ -348,8 +321,8 @@ int timeline_note_daemon_line(Timeline *tl, uint64_t now_usec, const char *line)
                                                            .to = (int) e.to };
                 break;
         case TIMELINE_EVENT_WEIGHT:
-                if (grow((void **) &tl->weights, &tl->cap_weights, tl->n_weights,
-                         sizeof *tl->weights) < 0)
+                if (greedy_realloc((void **) &tl->weights, &tl->cap_weights, tl->n_weights + 1,
+                                   sizeof *tl->weights, 16) < 0)
                         return -ENOMEM;
                 name = strndup(e.name, e.name_len);
                 if (!name)
