@@ -53,6 +53,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup-tree.h"
 #include "cgroup.h"
 #include "fileio.h"
 #include "support.h"

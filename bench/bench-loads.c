@@ -80,6 +80,7 @@
 #include <unistd.h>
 
 #include "../loadgen/load.h" /* MEM_LOAD_RAM_PERCENT */
+#include "cgroup-tree.h"
 #include "cgroup.h"
 #include "cpumask.h"
 #include "fileio.h"

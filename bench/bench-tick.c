@@ -57,6 +57,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup-tree.h"
 #include "cgroup.h"
 #include "policy.h"
 #include "proc.h"

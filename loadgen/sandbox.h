@@ -24,7 +24,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "cgroup.h"
+#include "cgroup-tree.h"
 #include "cpumask.h"
 #include "json.h"
 

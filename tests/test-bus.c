@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "bus-api.h"
+#include "cgroup-tree.h"
 #include "cgroup.h"
 #include "cpumask.h"
 #include "macro.h"

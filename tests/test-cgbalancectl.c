@@ -25,6 +25,7 @@
 
 #include "clock.h"
 #include "bus-api.h"
+#include "cgroup-tree.h"
 #include "cgroup.h"
 #include "macro.h"
 #include "testutil.h"

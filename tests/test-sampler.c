@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "cgroup-tree.h"
 #include "cgroup.h"
 #include "macro.h"
 #include "sampler.h"
