@@ -25,9 +25,9 @@
 #include <time.h>
 
 #include "policy.h"
+#include "support.h"
 #include "topology.h"
 #include "tunables.h"
-#include "support.h"
 
 #define REPS 11
 #define N_GROUPS 100

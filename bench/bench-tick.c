@@ -62,9 +62,9 @@
 #include "policy.h"
 #include "proc.h"
 #include "sampler.h"
+#include "support.h"
 #include "topology.h"
 #include "tunables.h"
-#include "support.h"
 
 #ifndef BUILD_DIR
 #define BUILD_DIR "build"

@@ -105,14 +105,14 @@ int read_full_into(int fd, char *buf, size_t size, size_t *ret_len) {
         return 0;
 }
 
-int read_text_at(int dirfd, const char *path, size_t max_size, char **ret, size_t *ret_size) {
+int read_text_fd(int fd, size_t max_size, char **ret, size_t *ret_size) {
         _cleanup_free_ char *buf = NULL;
         size_t len;
         int r;
 
         if (!ret)
                 return -EINVAL;
-        r = read_full_at(dirfd, path, max_size, &buf, &len);
+        r = read_full_fd(fd, max_size, &buf, &len);
         if (r < 0)
                 return r;
         if (memchr(buf, '\0', len))
@@ -121,6 +121,17 @@ int read_text_at(int dirfd, const char *path, size_t max_size, char **ret, size_
         if (ret_size)
                 *ret_size = len;
         return 0;
+}
+
+int read_text_at(int dirfd, const char *path, size_t max_size, char **ret, size_t *ret_size) {
+        _cleanup_close_ int fd = -EBADF;
+
+        if (!path || !ret)
+                return -EINVAL;
+        fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return negative_errno();
+        return read_text_fd(fd, max_size, ret, ret_size);
 }
 
 int read_text_into(int fd, char *buf, size_t size, size_t *ret_len) {

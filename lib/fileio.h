@@ -49,9 +49,11 @@ int read_full_at(int dirfd, const char *path, size_t max_size, char **ret, size_
 int read_full_into(int fd, char *buf, size_t size, size_t *ret_len);
 
 /*
- * read_full_at() for text: also -EBADMSG if the data holds a NUL byte (then nothing is returned).
- * ret_size (may be NULL) gets strlen(*ret).
+ * read_full_fd() and read_full_at() for text: also -EBADMSG if the data holds a NUL byte (then
+ * nothing is returned). ret_size (may be NULL) gets strlen(*ret). The actuator's record, opened
+ * with O_NOFOLLOW, is the kind of caller read_text_fd() is for.
  */
+int read_text_fd(int fd, size_t max_size, char **ret, size_t *ret_size);
 int read_text_at(int dirfd, const char *path, size_t max_size, char **ret, size_t *ret_size);
 
 /* read_full_into() for text: also -EBADMSG if the data holds a NUL byte. */

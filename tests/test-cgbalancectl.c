@@ -23,10 +23,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
 #include "bus-api.h"
 #include "cgroup-tree.h"
 #include "cgroup.h"
+#include "clock.h"
 #include "macro.h"
 #include "testutil.h"
 

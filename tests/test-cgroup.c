@@ -17,9 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
 #include "cgroup-tree.h"
 #include "cgroup.h"
+#include "clock.h"
 #include "macro.h"
 #include "testutil.h"
 

@@ -445,3 +445,22 @@ Test(fileio, text_into_refuses_a_nul_and_keeps_len) {
         cr_expect_str_eq(buf, "0-3\n");
         cr_expect_eq(len, 4);
 }
+
+Test(fileio, text_fd_reads_from_the_offset_and_refuses_a_nul) {
+        _cleanup_close_ int fd = -EBADF, fd2 = -EBADF;
+        _cleanup_free_ char *got = NULL;
+        char *none = sentinel_text;
+        size_t size = SIZE_SENTINEL;
+
+        write_bytes("t", "skip:0-3\n", 9);
+        fd = open_tmp("t");
+        cr_assert_eq(lseek(fd, 5, SEEK_SET), 5);
+        cr_assert_eq(read_text_fd(fd, 64, &got, &size), 0);
+        cr_expect_str_eq(got, "0-3\n");
+        cr_expect_eq(size, 4);
+        write_bytes("nul", "a\0", 2);
+        fd2 = open_tmp("nul");
+        cr_expect_eq(read_text_fd(fd2, 64, &none, NULL), -EBADMSG);
+        cr_expect_eq(none, sentinel_text);
+        cr_expect_eq(read_text_fd(-EBADF, 64, &none, NULL), -EBADF);
+}
