@@ -6,13 +6,10 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libcgroup.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/pidfd.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cgroup-internal.h"
