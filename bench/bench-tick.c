@@ -258,15 +258,9 @@ typedef struct Floor {
 static int fds_push(FdList *l, int fd) {
         if (fd < 0)
                 return fd;
-        if (l->n == l->cap) {
-                size_t c = l->cap ? l->cap * 2 : 256;
-                int *p = reallocarray(l->fds, c, sizeof *p);
-
-                if (!p) {
-                        (void) close(fd);
-                        return -ENOMEM;
-                }
-                l->fds = p, l->cap = c;
+        if (greedy_realloc((void **) &l->fds, &l->cap, l->n + 1, sizeof *l->fds, 256) < 0) {
+                (void) close(fd);
+                return -ENOMEM;
         }
         l->fds[l->n++] = fd;
         return 0;

@@ -596,15 +596,8 @@ static pid_t numeric_name(const char *name) {
 }
 
 static int push_id(pid_t **ids, size_t *n, size_t *cap, pid_t id) {
-        if (*n == *cap) {
-                size_t c = *cap ? *cap * 2 : 64;
-                pid_t *p = reallocarray(*ids, c, sizeof *p);
-
-                if (!p)
-                        return -ENOMEM;
-                *ids = p;
-                *cap = c;
-        }
+        if (greedy_realloc((void **) ids, cap, *n + 1, sizeof **ids, 64) < 0)
+                return -ENOMEM;
         (*ids)[(*n)++] = id;
         return 0;
 }
