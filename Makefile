@@ -126,6 +126,9 @@ $(BUILD)/tests/test-%: $(BUILD)/tests/test-%.o $(TEST_SUPPORT_SRCS:tests/%.c=$(B
 		$(DAEMON_A) $(LOADGEN_A) $(LIB_A)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(PKG_LIBS) $(CRITERION_LIBS) -lm
 
+# bench/support's pure functions are tested like the library's.
+$(BUILD)/tests/test-bench-support: $(BUILD)/bench/support.o
+
 # The fuzz targets' corpora are replayed by a plain driver, so `make check` needs no libFuzzer.
 # Every fuzzed parser is in lib/ (the change record too: lib/record.c), none in daemon/.
 $(BUILD)/fuzz/replay-%: tests/fuzz/fuzz-%.c tests/fuzz/replay.c $(LIB_A)
@@ -170,10 +173,11 @@ run: deps
 
 # ---- benchmarks and fuzzing
 
-$(BUILD)/bench/%: bench/%.c $(DAEMON_A) $(LIB_A)
+# bench/support.c: what every bench program repeats (tool checks, medians), linked into each.
+$(BUILD)/bench/%: bench/%.c $(BUILD)/bench/support.o $(DAEMON_A) $(LIB_A)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Idaemon -DBUILD_DIR='"$(CURDIR)/$(BUILD)"' $(ALL_LDFLAGS) -o $@ \
-		$(filter %.c %.a,$^) $(PKG_LIBS) -lm
+	$(CC) $(ALL_CFLAGS) -Idaemon -Ibench -DBUILD_DIR='"$(CURDIR)/$(BUILD)"' $(ALL_LDFLAGS) -o $@ \
+		$(filter %.c %.o %.a,$^) $(PKG_LIBS) -lm
 
 bench: deps
 	@$(MAKE) --no-print-directory bench-run
@@ -234,7 +238,7 @@ install: all
 # ---- hygiene
 
 SOURCES = $(wildcard lib/*.[ch] daemon/*.[ch] loadgen/*.[ch] tests/*.c tests/support/*.[ch] \
-	tests/fuzz/*.c bench/*.c)
+	tests/fuzz/*.c bench/*.[ch])
 
 # cppcheck 2.10 does not model __attribute__((cleanup)), so every _cleanup_free_ variable looks
 # leaked on an early return; leaks are caught by LeakSanitizer in the sanitized test run instead.

@@ -53,8 +53,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup-tree.h"
 #include "cgroup.h"
 #include "fileio.h"
+#include "support.h"
 #include "macro.h"
 
 #ifndef BUILD_DIR
@@ -63,7 +65,6 @@
 
 #define SLICE "cgbalance.slice"
 #define WORK_BASE "/var/tmp"
-#define USEC_PER_SEC UINT64_C(1000000)
 #define ROUNDS 5 /* hackbench varies by tens of percent run to run */
 #define GROUPS "20" /* ~1.3 s a run here, processes over sockets */
 #define LOOPS "100"
@@ -72,32 +73,12 @@
 #define LOADGEN_STOP_USEC (15 * USEC_PER_SEC)
 #define RATIO_LO 0.8
 #define RATIO_HI 1.25
-#define EXIT_SETUP 126
 
 static volatile sig_atomic_t stop_requested;
-static bool error_reported;
 
 static void on_stop(int sig) {
         (void) sig;
         stop_requested = 1;
-}
-
-_printf_(1, 2) static void log_failure(const char *fmt, ...) {
-        va_list ap;
-
-        fprintf(stderr, "bench-fidelity: ");
-        va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
-        va_end(ap);
-        fprintf(stderr, "\n");
-        error_reported = true;
-}
-
-static uint64_t mono_usec(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
 }
 
 /* ---- the runs */
@@ -329,28 +310,20 @@ static int lat_ctx_hop(const char *out, double usec, double *ret) {
         return 0;
 }
 
-static void redirect(int target, const char *path, int flags) {
-        int fd = open(path, flags | O_CLOEXEC, 0600);
-
-        if (fd < 0 || dup2(fd, target) < 0)
-                _exit(EXIT_SETUP);
-        (void) close(fd);
-}
-
 static _Noreturn void child_exec(const Bench *b, const RunInfo *ri) {
         const char *argv[ELEMENTSOF(ri->argv) + 1] = {};
 
         /* SIGTERM: loadgen then removes its sandbox. */
         (void) prctl(PR_SET_PDEATHSIG, SIGTERM);
         if (getppid() != b->pid)
-                _exit(EXIT_SETUP);
+                _exit(BENCH_EXIT_SETUP);
         if (!ri->loadgen && cgroup_attach_pid(&b->layout, b->group, getpid()) < 0)
-                _exit(EXIT_SETUP);
+                _exit(BENCH_EXIT_SETUP);
         if (chdir(b->dir) < 0)
-                _exit(EXIT_SETUP);
-        redirect(STDIN_FILENO, "/dev/null", O_RDONLY);
-        redirect(STDOUT_FILENO, b->out_path, O_WRONLY | O_CREAT | O_TRUNC);
-        redirect(STDERR_FILENO, b->err_path, O_WRONLY | O_CREAT | O_TRUNC);
+                _exit(BENCH_EXIT_SETUP);
+        bench_redirect(STDIN_FILENO, "/dev/null", O_RDONLY);
+        bench_redirect(STDOUT_FILENO, b->out_path, O_WRONLY | O_CREAT | O_TRUNC);
+        bench_redirect(STDERR_FILENO, b->err_path, O_WRONLY | O_CREAT | O_TRUNC);
         for (size_t i = 0; i < ELEMENTSOF(ri->argv) && ri->argv[i]; i++)
                 argv[i] = ri->argv[i];
         if (ri->loadgen)
@@ -361,11 +334,11 @@ static _Noreturn void child_exec(const Bench *b, const RunInfo *ri) {
 
 /* Ends pid: loadgen is asked first (SIGTERM) so it removes its sandbox. */
 static void kill_run(Bench *b, pid_t pid, bool loadgen) {
-        uint64_t deadline = mono_usec() + LOADGEN_STOP_USEC;
+        uint64_t deadline = now_usec() + LOADGEN_STOP_USEC;
 
         if (loadgen) {
                 (void) kill(pid, SIGTERM);
-                while (mono_usec() < deadline && waitpid(pid, NULL, WNOHANG) == 0)
+                while (now_usec() < deadline && waitpid(pid, NULL, WNOHANG) == 0)
                         (void) usleep(20000);
         }
         (void) kill(pid, SIGKILL);
@@ -387,26 +360,26 @@ static void print_err_tail(const char *path) {
 static int measure(Bench *b, RunId id, double *ret, double *ret_hop) {
         const RunInfo *ri = &runs[id];
         _cleanup_free_ char *out = NULL;
-        uint64_t deadline = mono_usec() + WATCHDOG_USEC;
+        uint64_t deadline = now_usec() + WATCHDOG_USEC;
         int status = 0;
         pid_t pid, w;
 
         (void) fflush(stdout);
         pid = fork();
         if (pid < 0)
-                return log_failure("fork: %s", strerror(errno)), -errno;
+                return bench_fail("fork: %s", strerror(errno)), -errno;
         if (pid == 0)
                 child_exec(b, ri);
         /* The tools time their own work; polling here adds nothing to their figures. */
         while ((w = waitpid(pid, &status, WNOHANG)) == 0) {
-                if (stop_requested || mono_usec() > deadline) {
+                if (stop_requested || now_usec() > deadline) {
                         bool stop = stop_requested;
 
                         kill_run(b, pid, ri->loadgen);
                         if (stop)
                                 return -EINTR;
-                        log_failure("%s hung (no end in %" PRIu64 " s)", ri->name,
-                                    WATCHDOG_USEC / USEC_PER_SEC);
+                        bench_fail("%s hung (no end in %" PRIu64 " s)", ri->name,
+                                   WATCHDOG_USEC / USEC_PER_SEC);
                         return -EIO;
                 }
                 (void) usleep(20000);
@@ -416,7 +389,7 @@ static int measure(Bench *b, RunId id, double *ret, double *ret_hop) {
         if (w < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
                 if (ri->optional)
                         return -ENOENT;
-                log_failure("%s failed (status 0x%x); its stderr:", ri->name, (unsigned) status);
+                bench_fail("%s failed (status 0x%x); its stderr:", ri->name, (unsigned) status);
                 print_err_tail(b->err_path);
                 return -EIO;
         }
@@ -425,7 +398,7 @@ static int measure(Bench *b, RunId id, double *ret, double *ret_hop) {
             (id == LAT_CTX && lat_ctx_hop(out, *ret, ret_hop) < 0)) {
                 if (ri->optional)
                         return -ENOENT;
-                log_failure("%s printed no figure: %s", ri->name, out ? out : "(nothing)");
+                bench_fail("%s printed no figure: %s", ri->name, out ? out : "(nothing)");
                 return -EIO;
         }
         return 0;
@@ -472,24 +445,6 @@ static int run_section(Bench *b, const Section *s, unsigned round, Results *res)
 
 /* ---- the report */
 
-static int cmp_double(const void *a, const void *b) {
-        double x = *(const double *) a, y = *(const double *) b;
-
-        return (x > y) - (x < y);
-}
-
-static double median(const double *v, double *ret_min, double *ret_max) {
-        double s[ROUNDS];
-
-        memcpy(s, v, sizeof s);
-        qsort(s, ROUNDS, sizeof s[0], cmp_double);
-        if (ret_min)
-                *ret_min = s[0];
-        if (ret_max)
-                *ret_max = s[ROUNDS - 1];
-        return s[ROUNDS / 2];
-}
-
 /* One line per comparison; returns whether it is judged and outside RATIO_LO..RATIO_HI. */
 static bool report_comparison(const Results *res, const Comparison *c, bool lat_ctx_missing) {
         double ratios[ROUNDS], peer[ROUNDS], lo, hi, med;
@@ -505,11 +460,12 @@ static bool report_comparison(const Results *res, const Comparison *c, bool lat_
                 peer[k] = res->v[c->peer][k] * c->peer_scale;
                 ratios[k] = peer[k] > 0 ? res->v[c->load][k] / peer[k] : 0;
         }
-        med = median(ratios, &lo, &hi);
+        med = bench_median(ratios, ROUNDS, &lo, &hi);
         printf("%s %.3f, %s%s %.3f: %.2fx (rounds %.2f-%.2f)%s\n", runs[c->load].name,
-               median(res->v[c->load], NULL, NULL), runs[c->peer].name,
-               c->peer_scale != 1 ? " per switch (usecs/op / 2)" : "", median(peer, NULL, NULL),
-               med, lo, hi, c->judged ? "" : " [shown, not judged]");
+               bench_median(res->v[c->load], ROUNDS, NULL, NULL), runs[c->peer].name,
+               c->peer_scale != 1 ? " per switch (usecs/op / 2)" : "",
+               bench_median(peer, ROUNDS, NULL, NULL), med, lo, hi,
+               c->judged ? "" : " [shown, not judged]");
         if (!c->judged || (med >= RATIO_LO && med <= RATIO_HI))
                 return false;
         printf("WARNING: %s is %.2fx of %s, outside %.2f-%.2f\n", runs[c->load].name, med,
@@ -537,53 +493,21 @@ static void report(const Bench *b, const Results *res, uint64_t elapsed_usec) {
 
 /* ---- setup and teardown */
 
-static bool dir_exists(const char *base, const char *rel) {
-        char p[PATH_MAX + 256];
-        struct stat st;
-
-        (void) snprintf(p, sizeof p, "%s/%s", base, rel);
-        return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-static bool in_path(const char *name) {
-        const char *path = getenv("PATH");
-        _cleanup_free_ char *copy = strdup(path && path[0] ? path : "/usr/bin:/bin");
-        char *save = NULL;
-
-        if (!copy)
-                return false;
-        for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-                char p[PATH_MAX];
-
-                (void) snprintf(p, sizeof p, "%s/%s", d, name);
-                if (access(p, X_OK) == 0)
-                        return true;
-        }
-        return false;
-}
-
 static int check_tools(Bench *b) {
-        static const struct {
-                const char *tool, *package;
-        } tools[] = { { "hackbench", "rt-tests" },
-                      { "perf", "linux-perf" },
-                      { "taskset", "util-linux" } };
+        static const BenchTool tools[] = { { "hackbench", "rt-tests" },
+                                           { "perf", "linux-perf" },
+                                           { "taskset", "util-linux" } };
         int r = 0;
 
         (void) snprintf(b->loadgen, sizeof b->loadgen, "%s/loadgen", BUILD_DIR);
         if (access(b->loadgen, X_OK) < 0) {
-                log_failure("%s not found: make all builds it", b->loadgen);
+                bench_fail("%s not found: make all builds it", b->loadgen);
                 r = -ENOENT;
         }
-        for (size_t i = 0; i < ELEMENTSOF(tools); i++)
-                if (!in_path(tools[i].tool)) {
-                        log_failure("%s not found in PATH: scripts/install-deps installs it "
-                                    "(Debian package %s)",
-                                    tools[i].tool, tools[i].package);
-                        r = -ENOENT;
-                }
+        if (bench_check_tools(tools, ELEMENTSOF(tools)) < 0)
+                r = -ENOENT;
         if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-                log_failure("needs two CPUs (pipe cross, taskset -c 0,1)");
+                bench_fail("needs two CPUs (pipe cross, taskset -c 0,1)");
                 r = -EOPNOTSUPP;
         }
         return r;
@@ -593,13 +517,13 @@ static int setup(Bench *b) {
         int r = cgroup_layout_detect(&b->layout);
 
         if (r < 0)
-                return log_failure("no cgroups: %s", strerror(-r)), r;
+                return bench_fail("no cgroups: %s", strerror(-r)), r;
         if (!b->layout.cpu_path[0]) {
-                log_failure("needs the cpu controller (cgroup mode %s)",
-                            cgroup_mode_to_string(b->layout.mode));
+                bench_fail("needs the cpu controller (cgroup mode %s)",
+                           cgroup_mode_to_string(b->layout.mode));
                 return -EOPNOTSUPP;
         }
-        b->slice_existed = dir_exists(b->layout.cpu_path, SLICE);
+        b->slice_existed = bench_dir_exists(b->layout.cpu_path, SLICE);
         /* as deep as loadgen's job group, cgbalance.slice/loadgen-PID/job: group scheduling
          * costs a little per level at every switch */
         (void) snprintf(b->top, sizeof b->top, SLICE "/bench-fidelity-%d", (int) b->pid);
@@ -607,13 +531,13 @@ static int setup(Bench *b) {
         r = cgroup_create(&b->layout, b->group);
         b->group_made = r >= 0;
         if (r < 0) {
-                log_failure("making the peers' group %s: %s", b->group, strerror(-r));
+                bench_fail("making the peers' group %s: %s", b->group, strerror(-r));
                 return r;
         }
         (void) snprintf(b->dir, sizeof b->dir, WORK_BASE "/bench-fidelity-%d", (int) b->pid);
         if (mkdir(b->dir, 0700) < 0) {
                 r = -errno;
-                log_failure("mkdir %s: %s", b->dir, strerror(-r));
+                bench_fail("mkdir %s: %s", b->dir, strerror(-r));
                 return r;
         }
         b->dir_made = true;
@@ -634,7 +558,7 @@ static void group_remove(Bench *b) {
                 for (size_t i = 0; i < ELEMENTSOF(bases); i++) {
                         char p[CGROUP_PATH_MAX + 128];
 
-                        if (!bases[i][0] || !dir_exists(bases[i], rel[j]))
+                        if (!bases[i][0] || !bench_dir_exists(bases[i], rel[j]))
                                 continue;
                         (void) snprintf(p, sizeof p, "%s/%s", bases[i], rel[j]);
                         (void) rmdir(p);
@@ -660,7 +584,7 @@ int main(void) {
         struct sigaction sa = { .sa_handler = on_stop };
         Bench b = { .pid = getpid() };
         Results res = {};
-        uint64_t t0 = mono_usec();
+        uint64_t t0 = now_usec();
         int r;
 
         if (geteuid() != 0) {
@@ -683,11 +607,11 @@ int main(void) {
                                 r = run_section(&b, &sections[i], k, &res);
         }
         if (r >= 0)
-                report(&b, &res, mono_usec() - t0);
+                report(&b, &res, now_usec() - t0);
         else if (r == -EINTR)
-                log_failure("interrupted");
-        else if (!error_reported)
-                log_failure("%s", strerror(-r));
+                bench_fail("interrupted");
+        else if (!bench_error_reported)
+                bench_fail("%s", strerror(-r));
         teardown(&b);
         return r < 0 ? 1 : 0;
 }

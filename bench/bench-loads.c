@@ -80,9 +80,11 @@
 #include <unistd.h>
 
 #include "../loadgen/load.h" /* MEM_LOAD_RAM_PERCENT */
+#include "cgroup-tree.h"
 #include "cgroup.h"
 #include "cpumask.h"
 #include "fileio.h"
+#include "support.h"
 
 #ifndef BUILD_DIR
 #define BUILD_DIR "build"
@@ -90,8 +92,6 @@
 
 #define SLICE "cgbalance.slice"
 #define WORK_BASE "/var/tmp" /* loadgen's default --dir: loads and peers write side by side */
-#define USEC_PER_SEC UINT64_C(1000000)
-#define NSEC_PER_USEC UINT64_C(1000)
 #define MIB (UINT64_C(1) << 20)
 #define RAM_BYTES (UINT64_C(1024) * MIB) /* mem_load's 90% of it: far beyond the caches */
 #define ROUNDS 3
@@ -109,33 +109,13 @@
 #define LOADGEN_STOP_USEC (15 * USEC_PER_SEC) /* loadgen's own stop takes up to 10 s */
 #define HACKBENCH_LOOPS "1000" /* ~0.3 s a run here */
 #define LIGHT_RATIO 0.5
-#define EXIT_SETUP 126 /* a child that could not set itself up; 127: exec failed */
 #define TAIL_BYTES 2000u
 
 static volatile sig_atomic_t stop_requested;
-static bool error_reported; /* a message said what failed: main() need not */
 
 static void on_stop(int sig) {
         (void) sig;
         stop_requested = 1;
-}
-
-_printf_(1, 2) static void log_failure(const char *fmt, ...) {
-        va_list ap;
-
-        fprintf(stderr, "bench-loads: ");
-        va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
-        va_end(ap);
-        fprintf(stderr, "\n");
-        error_reported = true;
-}
-
-static uint64_t mono_usec(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / NSEC_PER_USEC;
 }
 
 /* ---- the runs */
@@ -215,14 +195,6 @@ typedef struct Proc {
         int status;
 } Proc;
 
-static bool dir_exists(const char *base, const char *rel) {
-        char p[CGROUP_PATH_MAX + 128];
-        struct stat st;
-
-        (void) snprintf(p, sizeof p, "%s/%s", base, rel);
-        return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 static uint64_t tv_usec(struct timeval tv) {
         return (uint64_t) tv.tv_sec * USEC_PER_SEC + (uint64_t) tv.tv_usec;
 }
@@ -249,26 +221,18 @@ static void sample_from(Sample *s, double value, const Proc *p) {
 
 /* ---- children */
 
-static void redirect(int target, const char *path, int flags) {
-        int fd = open(path, flags | O_CLOEXEC, 0600);
-
-        if (fd < 0 || dup2(fd, target) < 0)
-                _exit(EXIT_SETUP);
-        (void) close(fd);
-}
-
 static _Noreturn void child_exec(const Bench *b, const char *const argv[], bool in_group) {
         /* SIGTERM: loadgen then removes its sandbox, stress-ng its files. */
         (void) prctl(PR_SET_PDEATHSIG, SIGTERM);
         if (getppid() != b->pid)
-                _exit(EXIT_SETUP);
+                _exit(BENCH_EXIT_SETUP);
         if (in_group && cgroup_attach_pid(&b->layout, b->group, getpid()) < 0)
-                _exit(EXIT_SETUP);
+                _exit(BENCH_EXIT_SETUP);
         if (chdir(b->dir) < 0)
-                _exit(EXIT_SETUP);
-        redirect(STDIN_FILENO, "/dev/null", O_RDONLY);
-        redirect(STDOUT_FILENO, b->out_path, O_WRONLY | O_CREAT | O_TRUNC);
-        redirect(STDERR_FILENO, b->err_path, O_WRONLY | O_CREAT | O_TRUNC);
+                _exit(BENCH_EXIT_SETUP);
+        bench_redirect(STDIN_FILENO, "/dev/null", O_RDONLY);
+        bench_redirect(STDOUT_FILENO, b->out_path, O_WRONLY | O_CREAT | O_TRUNC);
+        bench_redirect(STDERR_FILENO, b->err_path, O_WRONLY | O_CREAT | O_TRUNC);
         execvp(argv[0], (char *const *) argv);
         _exit(127);
 }
@@ -277,7 +241,7 @@ static int proc_spawn(const Bench *b, Proc *p, const char *name, const char *con
                       bool in_group, bool loadgen) {
         *p = (Proc){ .name = name, .pidfd = -EBADF, .in_group = in_group, .loadgen = loadgen };
         (void) fflush(stdout);
-        p->start_usec = mono_usec();
+        p->start_usec = now_usec();
         p->pid = fork();
         if (p->pid < 0)
                 return -errno;
@@ -302,7 +266,7 @@ static int proc_wait(const Proc *p, uint64_t deadline, bool interruptible) {
                         return 0;
                 if (interruptible && stop_requested)
                         return -EINTR;
-                now = mono_usec();
+                now = now_usec();
                 if (now >= deadline)
                         return -ETIME;
                 ms = (int) MIN((deadline - now + 999) / 1000, 100u);
@@ -313,7 +277,7 @@ static int proc_wait(const Proc *p, uint64_t deadline, bool interruptible) {
 static void proc_reap(Proc *p) {
         while (wait4(p->pid, &p->status, 0, &p->ru) < 0 && errno == EINTR)
                 ;
-        p->wall_usec = mono_usec() - p->start_usec;
+        p->wall_usec = now_usec() - p->start_usec;
         if (p->pidfd >= 0)
                 (void) close(p->pidfd);
         p->pidfd = -EBADF;
@@ -326,7 +290,7 @@ static void proc_kill(Bench *b, Proc *p) {
                 return;
         if (p->loadgen) {
                 (void) kill(p->pid, SIGTERM);
-                if (proc_wait(p, mono_usec() + LOADGEN_STOP_USEC, false) < 0)
+                if (proc_wait(p, now_usec() + LOADGEN_STOP_USEC, false) < 0)
                         (void) kill(p->pid, SIGKILL);
         } else
                 (void) kill(p->pid, SIGKILL);
@@ -350,14 +314,14 @@ static int proc_check(const Bench *b, const Proc *p) {
         if (WIFEXITED(p->status) && WEXITSTATUS(p->status) == 0)
                 return 0;
         if (WIFEXITED(p->status))
-                log_failure("%s failed: %s %d", p->name,
-                            WEXITSTATUS(p->status) == 127 ? "could not be executed, exit"
-                            : WEXITSTATUS(p->status) == EXIT_SETUP
-                                    ? "could not set up its child, exit"
-                                    : "exit status",
-                            WEXITSTATUS(p->status));
+                bench_fail("%s failed: %s %d", p->name,
+                           WEXITSTATUS(p->status) == 127 ? "could not be executed, exit"
+                           : WEXITSTATUS(p->status) == BENCH_EXIT_SETUP
+                                   ? "could not set up its child, exit"
+                                   : "exit status",
+                           WEXITSTATUS(p->status));
         else
-                log_failure("%s failed: killed by signal %d", p->name, WTERMSIG(p->status));
+                bench_fail("%s failed: killed by signal %d", p->name, WTERMSIG(p->status));
         print_tail(b->err_path);
         print_tail(b->out_path);
         return -EIO;
@@ -369,8 +333,8 @@ static int proc_finish(Bench *b, Proc *p, unsigned seconds) {
 
         if (r < 0) {
                 if (r == -ETIME)
-                        log_failure("%s still runs %u s past its duration", p->name,
-                                    (unsigned) (WATCHDOG_USEC / USEC_PER_SEC));
+                        bench_fail("%s still runs %u s past its duration", p->name,
+                                   (unsigned) (WATCHDOG_USEC / USEC_PER_SEC));
                 proc_kill(b, p);
                 return r;
         }
@@ -388,11 +352,11 @@ typedef struct Repeated {
  * at the end (dd), else it runs to its end (hackbench). */
 static int run_repeated(Bench *b, const char *name, const char *const argv[], unsigned seconds,
                         bool kill_at_end, Repeated *ret) {
-        uint64_t t0 = mono_usec(), end = t0 + seconds * USEC_PER_SEC;
+        uint64_t t0 = now_usec(), end = t0 + seconds * USEC_PER_SEC;
         Repeated sum = {};
         int r = 0;
 
-        while (r >= 0 && mono_usec() < end) {
+        while (r >= 0 && now_usec() < end) {
                 Proc p;
 
                 r = proc_spawn(b, &p, name, argv, /* in_group= */ true, /* loadgen= */ false);
@@ -412,7 +376,7 @@ static int run_repeated(Bench *b, const char *name, const char *const argv[], un
                 sum.cpu_usec += ru_cpu_usec(&p.ru);
                 sum.switches += ru_switches(&p.ru);
         }
-        sum.wall_usec = mono_usec() - t0;
+        sum.wall_usec = now_usec() - t0;
         if (r >= 0)
                 *ret = sum;
         return r;
@@ -448,7 +412,7 @@ static int read_wchar(uint64_t *ret) {
         if (r >= 0)
                 r = number_after(text, "wchar:", ret);
         if (r < 0)
-                log_failure("reading /proc/self/io: %s", strerror(-r));
+                bench_fail("reading /proc/self/io: %s", strerror(-r));
         return r;
 }
 
@@ -499,7 +463,7 @@ static int loadgen_finish(Bench *b, Proc *p, unsigned seconds, uint64_t *ret_wor
         if (r >= 0)
                 r = number_after(json, "\"elapsed_usec\":", ret_elapsed_usec);
         if (r < 0 && r != -EINTR)
-                log_failure("%s: no usable report in loadgen's output", p->name);
+                bench_fail("%s: no usable report in loadgen's output", p->name);
         return r;
 }
 
@@ -590,11 +554,11 @@ static _Noreturn void probe_main(pid_t parent, unsigned cpu, _Atomic uint64_t *s
         CPU_ZERO(&set);
         CPU_SET(cpu, &set);
         if (getppid() != parent || sched_setaffinity(0, sizeof set, &set) < 0)
-                _exit(EXIT_SETUP);
+                _exit(BENCH_EXIT_SETUP);
         line = mmap(NULL, PROBE_BYTES, PROT_READ | PROT_WRITE,
                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
         if (line == MAP_FAILED)
-                _exit(EXIT_SETUP);
+                _exit(BENCH_EXIT_SETUP);
         /* Sattolo's shuffle of the identity: one cycle through all n lines. */
         for (size_t i = 0; i < n; i++)
                 line[i * PROBE_LINE_WORDS] = i;
@@ -611,7 +575,7 @@ static _Noreturn void probe_main(pid_t parent, unsigned cpu, _Atomic uint64_t *s
                 line[j * PROBE_LINE_WORDS] = t;
         }
         if (write(ready_fd, "R", 1) != 1)
-                _exit(EXIT_SETUP);
+                _exit(BENCH_EXIT_SETUP);
         chase = line;
         for (;;) {
                 for (unsigned k = 0; k < PROBE_REPORT_STEPS; k++)
@@ -650,8 +614,8 @@ static int probe_start(Bench *b) {
         if (r >= 0 && kill(b->probe_pid, SIGSTOP) < 0)
                 r = -errno;
         if (r == -EIO)
-                log_failure("the probe could not set up %" PRIu64 " MiB on CPU %u",
-                            PROBE_BYTES / MIB, b->probe_cpu);
+                bench_fail("the probe could not set up %" PRIu64 " MiB on CPU %u",
+                           PROBE_BYTES / MIB, b->probe_cpu);
         return r;
 }
 
@@ -664,7 +628,7 @@ static uint64_t probe_cpu_usec(const Bench *b) {
 }
 
 static int sleep_until(uint64_t t) {
-        for (uint64_t now = mono_usec(); now < t; now = mono_usec()) {
+        for (uint64_t now = now_usec(); now < t; now = now_usec()) {
                 struct timespec ts = { .tv_nsec = (long) MIN(t - now, 100000u) * 1000 };
 
                 if (stop_requested)
@@ -690,7 +654,7 @@ static int probe_window(const Bench *b, uint64_t from, uint64_t to, double *ret_
         c1 = probe_cpu_usec(b);
         s1 = atomic_load_explicit(b->probe_steps, memory_order_relaxed);
         if (s1 <= s0) {
-                log_failure("the probe made no progress");
+                bench_fail("the probe made no progress");
                 return -EIO;
         }
         *ret_ns = (double) (c1 - c0) * (double) NSEC_PER_USEC / (double) (s1 - s0);
@@ -718,7 +682,7 @@ static int vm_lines_per_sec(const Bench *b, double *ret) {
                 return r;
         p = strstr(text, "] vm ");
         if (!p || sscanf(p + strlen("] vm "), "%llu %lf", &bogo, &secs) != 2 || secs <= 0) {
-                log_failure("stress-ng --vm: no bogo ops in its --metrics-brief output");
+                bench_fail("stress-ng --vm: no bogo ops in its --metrics-brief output");
                 return -EBADMSG;
         }
         *ret = (double) bogo * VM_LINES_PER_BOGO_OP / secs;
@@ -886,8 +850,7 @@ static int run_section_runs(Bench *b, const Section *s, unsigned round, Results 
         if (s->mem && b->probe_pid > 0) {
                 if (kill(b->probe_pid, SIGCONT) < 0)
                         return -errno;
-                r = probe_window(b, mono_usec(), mono_usec() + PROBE_ALONE_USEC,
-                                 &b->probe_alone_ns);
+                r = probe_window(b, now_usec(), now_usec() + PROBE_ALONE_USEC, &b->probe_alone_ns);
                 res->probe_alone_ns[round] = b->probe_alone_ns;
         }
         for (unsigned i = 0; r >= 0 && i < n; i++) {
@@ -907,19 +870,18 @@ static int run_section(Bench *b, const Section *s, unsigned round, Results *res)
 
         r = cgroup_set_cpuset(&b->layout, b->group, s->mem ? b->load_cpu : b->all_cpus, NULL);
         if (r < 0) {
-                log_failure("setting the cpuset of %s: %s", b->group, strerror(-r));
+                bench_fail("setting the cpuset of %s: %s", b->group, strerror(-r));
                 return r;
         }
         (void) read_busy_usec(&busy0);
         probe0 = probe_cpu_usec(b);
-        t0 = mono_usec();
+        t0 = now_usec();
         r = run_section_runs(b, s, round, res, &own);
         if (r < 0)
                 return r;
         own += probe_cpu_usec(b) - probe0;
         if (read_busy_usec(&busy1) >= 0 && busy1 > busy0 + own)
-                res->elsewhere_pct[s - sections][round] =
-                        pct(busy1 - busy0 - own, mono_usec() - t0);
+                res->elsewhere_pct[s - sections][round] = pct(busy1 - busy0 - own, now_usec() - t0);
         print_round(s, round, res);
         return 0;
 }
@@ -937,31 +899,13 @@ static int run_rounds(Bench *b, Results *res) {
 
 /* ---- the report */
 
-static int cmp_double(const void *a, const void *b) {
-        double x = *(const double *) a, y = *(const double *) b;
-
-        return (x > y) - (x < y);
-}
-
-static double median(const double *v, double *ret_min, double *ret_max) {
-        double s[ROUNDS];
-
-        memcpy(s, v, sizeof s);
-        qsort(s, ROUNDS, sizeof s[0], cmp_double);
-        if (ret_min)
-                *ret_min = s[0];
-        if (ret_max)
-                *ret_max = s[ROUNDS - 1];
-        return s[ROUNDS / 2];
-}
-
 /* Of one run over the rounds: what get() picks from each sample. */
 static double median_of(const Results *res, RunId id, double (*get)(const Sample *)) {
         double v[ROUNDS];
 
         for (unsigned k = 0; k < ROUNDS; k++)
                 v[k] = get(&res->s[id][k]);
-        return median(v, NULL, NULL);
+        return bench_median(v, ROUNDS, NULL, NULL);
 }
 
 static double get_value(const Sample *s) {
@@ -986,7 +930,7 @@ static bool report_comparison(const Results *res, const Comparison *c) {
                 ratios[k] = res->s[c->peer][k].value > 0
                                     ? res->s[c->load][k].value / res->s[c->peer][k].value
                                     : 0;
-        med = median(ratios, &lo, &hi);
+        med = bench_median(ratios, ROUNDS, &lo, &hi);
         printf("%s %s CPU %.0f%%, %s %s CPU %.0f%%: %.2fx (rounds %.2f-%.2f)\n", runs[c->load].name,
                format_value(kind, median_of(res, c->load, get_value), a, sizeof a),
                median_of(res, c->load, get_cpu_pct), runs[c->peer].name,
@@ -996,7 +940,7 @@ static bool report_comparison(const Results *res, const Comparison *c) {
                 printf("  beside them the probe took %.2fx (mem_load) and %.2fx (stress-ng) its "
                        "time alone (%.0f ns/step): shown, not judged\n",
                        median_of(res, c->load, get_probe), median_of(res, c->peer, get_probe),
-                       median(res->probe_alone_ns, NULL, NULL));
+                       bench_median(res->probe_alone_ns, ROUNDS, NULL, NULL));
         if (!(med < LIGHT_RATIO))
                 return false;
         printf("WARNING: %s is %.2fx of %s, lighter than %.1fx: the issue calls that a bug\n",
@@ -1028,43 +972,19 @@ static void report(const Results *res, uint64_t elapsed_usec) {
 
 /* ---- setup and teardown */
 
-static bool in_path(const char *name) {
-        const char *path = getenv("PATH");
-        _cleanup_free_ char *copy = strdup(path && path[0] ? path : "/usr/bin:/bin");
-        char *save = NULL;
-
-        if (!copy)
-                return false;
-        for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-                char p[PATH_MAX];
-
-                (void) snprintf(p, sizeof p, "%s/%s", d, name);
-                if (access(p, X_OK) == 0)
-                        return true;
-        }
-        return false;
-}
-
 static int check_tools(Bench *b) {
-        static const struct {
-                const char *tool, *package;
-        } tools[] = { { "dd", "coreutils" },
-                      { "stress-ng", "stress-ng" },
-                      { "hackbench", "rt-tests" } };
+        static const BenchTool tools[] = { { "dd", "coreutils" },
+                                           { "stress-ng", "stress-ng" },
+                                           { "hackbench", "rt-tests" } };
         int r = 0;
 
         (void) snprintf(b->loadgen, sizeof b->loadgen, "%s/loadgen", BUILD_DIR);
         if (access(b->loadgen, X_OK) < 0) {
-                log_failure("%s not found: make all builds it", b->loadgen);
+                bench_fail("%s not found: make all builds it", b->loadgen);
                 r = -ENOENT;
         }
-        for (size_t i = 0; i < ELEMENTSOF(tools); i++)
-                if (!in_path(tools[i].tool)) {
-                        log_failure("%s not found in PATH: scripts/install-deps installs it "
-                                    "(Debian package %s)",
-                                    tools[i].tool, tools[i].package);
-                        r = -ENOENT;
-                }
+        if (bench_check_tools(tools, ELEMENTSOF(tools)) < 0)
+                r = -ENOENT;
         return r;
 }
 
@@ -1107,27 +1027,27 @@ static int setup(Bench *b) {
         if (r < 0)
                 return r;
         if (!b->layout.cpu_path[0] || !b->layout.cpuset_path[0] || !b->layout.memory_path[0]) {
-                log_failure("needs the cpu, cpuset and memory controllers (cgroup mode %s)",
-                            cgroup_mode_to_string(b->layout.mode));
+                bench_fail("needs the cpu, cpuset and memory controllers (cgroup mode %s)",
+                           cgroup_mode_to_string(b->layout.mode));
                 return -EOPNOTSUPP;
         }
         r = setup_cpus(b, &probe);
         if (r < 0)
                 return r;
-        b->slice_existed = dir_exists(b->layout.cpu_path, SLICE);
+        b->slice_existed = bench_dir_exists(b->layout.cpu_path, SLICE);
         (void) snprintf(b->group, sizeof b->group, SLICE "/bench-loads-%d", (int) b->pid);
         r = cgroup_create(&b->layout, b->group);
         b->group_made = r >= 0;
         if (r >= 0)
                 r = cgroup_set_memory_max(&b->layout, b->group, RAM_BYTES);
         if (r < 0) {
-                log_failure("making the peers' group %s: %s", b->group, strerror(-r));
+                bench_fail("making the peers' group %s: %s", b->group, strerror(-r));
                 return r;
         }
         (void) snprintf(b->dir, sizeof b->dir, WORK_BASE "/bench-loads-%d", (int) b->pid);
         if (mkdir(b->dir, 0700) < 0) {
                 r = -errno;
-                log_failure("mkdir %s: %s", b->dir, strerror(-r));
+                bench_fail("mkdir %s: %s", b->dir, strerror(-r));
                 return r;
         }
         b->dir_made = true;
@@ -1157,7 +1077,7 @@ static void group_remove(Bench *b) {
                 for (size_t i = 0; i < ELEMENTSOF(bases); i++) {
                         char p[CGROUP_PATH_MAX + 128];
 
-                        if (!bases[i][0] || !dir_exists(bases[i], rel[j]))
+                        if (!bases[i][0] || !bench_dir_exists(bases[i], rel[j]))
                                 continue;
                         (void) snprintf(p, sizeof p, "%s/%s", bases[i], rel[j]);
                         (void) rmdir(p);
@@ -1185,7 +1105,7 @@ int main(void) {
         struct sigaction sa = { .sa_handler = on_stop };
         Bench b = { .pid = getpid() };
         Results res = {};
-        uint64_t t0 = mono_usec();
+        uint64_t t0 = now_usec();
         int r;
 
         if (geteuid() != 0) {
@@ -1208,11 +1128,11 @@ int main(void) {
                 r = run_rounds(&b, &res);
         }
         if (r >= 0)
-                report(&res, mono_usec() - t0);
+                report(&res, now_usec() - t0);
         else if (r == -EINTR)
-                log_failure("interrupted");
-        else if (!error_reported)
-                log_failure("%s", strerror(-r));
+                bench_fail("interrupted");
+        else if (!bench_error_reported)
+                bench_fail("%s", strerror(-r));
         teardown(&b);
         return r < 0 ? 1 : 0;
 }

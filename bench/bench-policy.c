@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "policy.h"
+#include "support.h"
 #include "topology.h"
 #include "tunables.h"
 
@@ -45,24 +46,6 @@ static const Machine machines[] = {
 static const size_t task_counts[] = { 1000, 10000, 100000 };
 
 /* ---- timing */
-
-static uint64_t now_nsec(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * UINT64_C(1000000000) + (uint64_t) ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b) {
-        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-
-        return (x > y) - (x < y);
-}
-
-static uint64_t median(uint64_t *v, size_t n) {
-        qsort(v, n, sizeof *v, cmp_u64);
-        return v[n / 2];
-}
 
 /* ---- the simulated machine */
 
@@ -227,7 +210,7 @@ static int world_new(World *w, const Machine *m, size_t n_tasks) {
 static volatile uint64_t sink;
 
 static uint64_t pass_floor(const World *w) {
-        uint64_t load[64] = { 0 }, t0 = now_nsec(), sum = 0;
+        uint64_t load[64] = { 0 }, t0 = clock_nsec(CLOCK_MONOTONIC), sum = 0;
 
         for (size_t i = 0; i < w->n_tasks; i++) {
                 const PolicyTask *k = &w->tasks[i];
@@ -237,7 +220,7 @@ static uint64_t pass_floor(const World *w) {
         for (size_t i = 0; i < 64; i++)
                 sum += load[i];
         sink = sum;
-        return now_nsec() - t0;
+        return clock_nsec(CLOCK_MONOTONIC) - t0;
 }
 
 static uint64_t pass_plan(const World *w, const PolicyParams *params, size_t *ret_moves) {
@@ -248,10 +231,10 @@ static uint64_t pass_plan(const World *w, const PolicyParams *params, size_t *re
 
         if (!s)
                 abort();
-        t0 = now_nsec();
+        t0 = clock_nsec(CLOCK_MONOTONIC);
         r = policy_plan(s, &w->snap, w->topo, params, 60 * UINT64_C(1000000),
                         /* force_node_balance= */ false, &p);
-        dt = now_nsec() - t0;
+        dt = clock_nsec(CLOCK_MONOTONIC) - t0;
         if (r < 0) {
                 fprintf(stderr, "policy_plan: %s\n", strerror(-r));
                 abort();
@@ -289,11 +272,11 @@ static void run_cell(const World *w, Tunables *t, Cell *c) {
         (void) cell_params(w, t, 64, &params);
         for (unsigned i = 0; i < REPS; i++)
                 q[i] = pass_plan(w, &params, &c->moves64);
-        c->floor = median(f, REPS);
-        c->floor_best = f[0]; /* median() sorted them */
-        c->plan = median(p, REPS);
+        c->floor = bench_median_u64(f, REPS);
+        c->floor_best = f[0]; /* bench_median_u64() sorted them */
+        c->plan = bench_median_u64(p, REPS);
         c->plan_best = p[0];
-        c->plan64 = median(q, REPS);
+        c->plan64 = bench_median_u64(q, REPS);
 }
 
 int main(void) {

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "proc.h"
+#include "support.h"
 
 #define REPS 11
 #define STACK_BYTES (64u * 1024u)
@@ -81,24 +82,6 @@ static void release_all(Parked *parked, unsigned n) {
 
 /* ---- timing */
 
-static uint64_t now_nsec(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * UINT64_C(1000000000) + (uint64_t) ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b) {
-        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-
-        return (x > y) - (x < y);
-}
-
-static uint64_t median(uint64_t *v, size_t n) {
-        qsort(v, n, sizeof *v, cmp_u64);
-        return v[n / 2];
-}
-
 typedef struct Run {
         int proc_fd;
         pid_t pid;
@@ -112,7 +95,7 @@ typedef struct Run {
 
 static uint64_t pass_floor(Run *r) {
         char buf[PROC_TASK_STAT_BUF_SIZE];
-        uint64_t t0 = now_nsec();
+        uint64_t t0 = clock_nsec(CLOCK_MONOTONIC);
 
         for (unsigned i = 0; i < r->n; i++) {
                 int fd = openat(r->proc_fd, r->paths[i], O_RDONLY | O_CLOEXEC);
@@ -122,11 +105,11 @@ static uint64_t pass_floor(Run *r) {
                 if (fd >= 0)
                         (void) close(fd);
         }
-        return now_nsec() - t0;
+        return clock_nsec(CLOCK_MONOTONIC) - t0;
 }
 
 static uint64_t pass_reader(Run *r) {
-        uint64_t t0 = now_nsec();
+        uint64_t t0 = clock_nsec(CLOCK_MONOTONIC);
 
         for (unsigned i = 0; i < r->n; i++) {
                 TaskStat s;
@@ -134,11 +117,11 @@ static uint64_t pass_reader(Run *r) {
                 if (proc_task_stat_read_at(r->proc_fd, r->pid, r->parked[i].tid, &s) < 0)
                         r->failures++;
         }
-        return now_nsec() - t0;
+        return clock_nsec(CLOCK_MONOTONIC) - t0;
 }
 
 static uint64_t pass_pread(Run *r) {
-        uint64_t t0 = now_nsec();
+        uint64_t t0 = clock_nsec(CLOCK_MONOTONIC);
 
         for (unsigned i = 0; i < r->n; i++) {
                 TaskStat s;
@@ -146,11 +129,11 @@ static uint64_t pass_pread(Run *r) {
                 if (proc_task_stat_pread(r->fds[i], &s) < 0)
                         r->failures++;
         }
-        return now_nsec() - t0;
+        return clock_nsec(CLOCK_MONOTONIC) - t0;
 }
 
 static uint64_t pass_parse(Run *r) {
-        uint64_t t0 = now_nsec();
+        uint64_t t0 = clock_nsec(CLOCK_MONOTONIC);
 
         for (unsigned i = 0; i < r->n; i++) {
                 TaskStat s;
@@ -158,7 +141,7 @@ static uint64_t pass_parse(Run *r) {
                 if (proc_task_stat_parse(r->lines[i], &s) < 0)
                         r->failures++;
         }
-        return now_nsec() - t0;
+        return clock_nsec(CLOCK_MONOTONIC) - t0;
 }
 
 /* Each thread's stat line, for the parse-only pass. */
@@ -182,7 +165,7 @@ static int read_lines(Run *r) {
 
 /* Opens the kept fds; returns the time it took, or 0 on failure (fds closed). */
 static uint64_t open_kept_fds(Run *r) {
-        uint64_t t0 = now_nsec();
+        uint64_t t0 = clock_nsec(CLOCK_MONOTONIC);
 
         for (unsigned i = 0; i < r->n; i++) {
                 r->fds[i] = proc_task_stat_open_at(r->proc_fd, r->pid, r->parked[i].tid);
@@ -194,7 +177,7 @@ static uint64_t open_kept_fds(Run *r) {
                         return 0;
                 }
         }
-        return now_nsec() - t0;
+        return clock_nsec(CLOCK_MONOTONIC) - t0;
 }
 
 typedef enum Variant { FLOOR, READER, PREAD, PARSE, _VARIANT_MAX } Variant;
@@ -219,8 +202,8 @@ static void print_table(unsigned n, uint64_t passes[_VARIANT_MAX][REPS], uint64_
                         printf("  %-40s %8s\n", variant_names[v], "n/a");
                         continue;
                 }
-                med[v] = (double) median(passes[v], REPS) / n;
-                best = (double) passes[v][0] / n; /* sorted by median() */
+                med[v] = (double) bench_median_u64(passes[v], REPS) / n;
+                best = (double) passes[v][0] / n; /* sorted by bench_median_u64() */
                 printf("  %-40s %8.0f %8.0f %9.2f\n", variant_names[v], med[v], best,
                        med[v] / med[FLOOR]);
         }

@@ -57,10 +57,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup-tree.h"
 #include "cgroup.h"
 #include "policy.h"
 #include "proc.h"
 #include "sampler.h"
+#include "support.h"
 #include "topology.h"
 #include "tunables.h"
 
@@ -100,14 +102,6 @@ typedef struct Bench {
         int proc_fd;
         Topology *topo;
 } Bench;
-
-static bool dir_exists(const char *base, const char *rel) {
-        char p[CGROUP_PATH_MAX + 128];
-        struct stat st;
-
-        (void) snprintf(p, sizeof p, "%s/%s", base, rel);
-        return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
 
 static void *park(void *arg) {
         (void) arg;
@@ -203,7 +197,7 @@ static int group_make(Bench *b) {
                 return r;
         if (!b->layout.cpu_path[0])
                 return -EOPNOTSUPP;
-        b->slice_existed = dir_exists(b->layout.cpu_path, SLICE);
+        b->slice_existed = bench_dir_exists(b->layout.cpu_path, SLICE);
         (void) snprintf(b->group, sizeof b->group, SLICE "/bench-tick-%d", (int) getpid());
         r = cgroup_create(&b->layout, b->group);
         b->group_made = r >= 0;
@@ -225,7 +219,7 @@ static void group_remove(Bench *b) {
                 for (size_t i = 0; i < ELEMENTSOF(bases); i++) {
                         char p[CGROUP_PATH_MAX + 128];
 
-                        if (!bases[i][0] || !dir_exists(bases[i], rel[j]))
+                        if (!bases[i][0] || !bench_dir_exists(bases[i], rel[j]))
                                 continue;
                         (void) snprintf(p, sizeof p, "%s/%s", bases[i], rel[j]);
                         (void) rmdir(p);
@@ -235,36 +229,11 @@ static void group_remove(Bench *b) {
 
 /* ---- timing */
 
-static uint64_t cpu_nsec(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-        return (uint64_t) ts.tv_sec * UINT64_C(1000000000) + (uint64_t) ts.tv_nsec;
-}
-
-static uint64_t mono_usec(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * UINT64_C(1000000) + (uint64_t) ts.tv_nsec / 1000u;
-}
-
 static void sleep_ms(long ms) {
         struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
 
         while (nanosleep(&ts, &ts) < 0 && errno == EINTR && !stop_requested)
                 ;
-}
-
-static int cmp_u64(const void *a, const void *b) {
-        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-
-        return (x > y) - (x < y);
-}
-
-static uint64_t median(uint64_t *v, size_t n) {
-        qsort(v, n, sizeof *v, cmp_u64);
-        return v[n / 2];
 }
 
 /* ---- the floor */
@@ -289,15 +258,9 @@ typedef struct Floor {
 static int fds_push(FdList *l, int fd) {
         if (fd < 0)
                 return fd;
-        if (l->n == l->cap) {
-                size_t c = l->cap ? l->cap * 2 : 256;
-                int *p = reallocarray(l->fds, c, sizeof *p);
-
-                if (!p) {
-                        (void) close(fd);
-                        return -ENOMEM;
-                }
-                l->fds = p, l->cap = c;
+        if (greedy_realloc((void **) &l->fds, &l->cap, l->n + 1, sizeof *l->fds, 256) < 0) {
+                (void) close(fd);
+                return -ENOMEM;
         }
         l->fds[l->n++] = fd;
         return 0;
@@ -436,7 +399,7 @@ static int floor_open(Floor *f, const Bench *b, const Shape *sh) {
 /* One floor pass: CPU time in ns. Counts failed reads in *failures. */
 static uint64_t floor_pass(const Floor *f, int proc_fd, unsigned *failures) {
         static char buf[READ_BUF_SIZE];
-        uint64_t t0 = cpu_nsec();
+        uint64_t t0 = clock_nsec(CLOCK_THREAD_CPUTIME_ID);
 
         for (size_t i = 0; i < f->files.n; i++)
                 if (pread(f->files.fds[i], buf, sizeof buf, 0) <= 0)
@@ -473,7 +436,7 @@ static uint64_t floor_pass(const Floor *f, int proc_fd, unsigned *failures) {
                 if (sched_getaffinity(f->pids[i], sizeof set, &set) < 0)
                         (*failures)++;
         }
-        return cpu_nsec() - t0;
+        return clock_nsec(CLOCK_THREAD_CPUTIME_ID) - t0;
 }
 
 /*
@@ -582,15 +545,15 @@ static int tick(Sampler *s, PolicyState *ps, const Bench *b, const Tunables *t,
         _cleanup_plan_ Plan *plan = NULL;
         const PolicySnapshot *snap;
         const SamplerSystem *sys;
-        uint64_t now = mono_usec(), t0 = cpu_nsec(), t1;
+        uint64_t now = now_usec(), t0 = clock_nsec(CLOCK_THREAD_CPUTIME_ID), t1;
         int r;
 
         r = sampler_sample(s, t, NULL, now, &snap, &sys);
-        t1 = cpu_nsec();
+        t1 = clock_nsec(CLOCK_THREAD_CPUTIME_ID);
         if (r >= 0)
                 r = policy_plan(ps, snap, b->topo, params, now, /* force_node_balance= */ false,
                                 &plan);
-        *ret_ns = cpu_nsec() - t0;
+        *ret_ns = clock_nsec(CLOCK_THREAD_CPUTIME_ID) - t0;
         *ret_plan_ns = *ret_ns - (t1 - t0);
         if (r < 0)
                 return r;
@@ -635,9 +598,9 @@ static int measure_ticks(const Bench *b, const Tunables *t, const FloorProc *fp,
         if (stop_requested)
                 return -EINTR;
         row->failures = fr.failures;
-        row->floor_ns = median(floors, reps);
-        row->tick_ns = median(ticks, reps);
-        row->plan_ns = median(plans, reps);
+        row->floor_ns = bench_median_u64(floors, reps);
+        row->tick_ns = bench_median_u64(ticks, reps);
+        row->plan_ns = bench_median_u64(plans, reps);
         return 0;
 }
 
@@ -782,13 +745,8 @@ static int daemon_measure(const TempDir *d, const char *groups, DaemonMem *ret) 
         return ret->rss_kb > 0 ? 0 : -EIO;
 }
 
-static void closedirp(DIR **d) {
-        if (*d)
-                (void) closedir(*d);
-}
-
 static void tempdir_remove(TempDir *d) {
-        _cleanup_(closedirp) DIR *s = NULL;
+        _cleanup_closedir_ DIR *s = NULL;
         struct dirent *de;
 
         if (!d->path[0])

@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "bus-api.h"
+#include "clock.h"
 #include "json.h"
 #include "log.h"
 #include "macro.h"
@@ -520,13 +521,6 @@ static const char *fmt_percent(Buf buf, uint64_t permyriad) {
         return buf;
 }
 
-static uint64_t now_realtime_usec(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_REALTIME, &ts);
-        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
-
 /* "0.4 s ago", "3 min 12 s ago", "2 h 5 min ago", "3 d 4 h ago"; 0 is "never". */
 static const char *fmt_ago(Buf buf, uint64_t then_usec, uint64_t now_usec) {
         uint64_t d = now_usec > then_usec ? now_usec - then_usec : 0, s = d / 1000000u;
@@ -782,7 +776,7 @@ static int verb_status(sd_bus *bus, char **args) {
         if (arg_json)
                 status_print_json(&s, stdout);
         else
-                status_print_text(&s, now_realtime_usec(), stdout);
+                status_print_text(&s, clock_usec(CLOCK_REALTIME), stdout);
         return EXIT_OK;
 }
 

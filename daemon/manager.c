@@ -14,6 +14,7 @@
 
 #include "actuator.h"
 #include "cgroup.h"
+#include "clock.h"
 #include "log.h"
 #include "policy.h"
 #include "proc.h"
@@ -233,20 +234,6 @@ Manager *manager_free(Manager *m) {
         return NULL;
 }
 
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
-
-static uint64_t realtime_usec(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_REALTIME, &ts);
-        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
-
 int manager_add_observer(Manager *m, ManagerObserver observer, void *userdata) {
         for (size_t i = 0; i < m->n_observers; i++)
                 if (m->observers[i].fn == observer && m->observers[i].userdata == userdata)
@@ -288,7 +275,7 @@ static void manager_remember(Manager *m, uint64_t when, const char *subject, con
 static void action_to_event(const ActuatorEvent *a, Event *ret) {
         *ret = (Event){ .kind = a->is_move ? EVENT_TASK_MOVED : EVENT_WEIGHT_CHANGED,
                         .monotonic_usec = now_usec(),
-                        .realtime_usec = realtime_usec() };
+                        .realtime_usec = clock_usec(CLOCK_REALTIME) };
         (void) snprintf(ret->reason, sizeof ret->reason, "%s", a->reason ? a->reason : "");
         if (a->is_move) {
                 ret->pid = a->pid;
@@ -365,7 +352,7 @@ static void manager_keep(Manager *m, const PolicySnapshot *snap, const SamplerSy
         m->sys = sys;
         plan_free(m->plan);
         m->plan = plan;
-        m->last_tick_realtime_usec = realtime_usec();
+        m->last_tick_realtime_usec = clock_usec(CLOCK_REALTIME);
 }
 
 /* The kept node loads in CPUs, in node order ("2.00/0.43"), into buf; "-" without them. */
@@ -782,7 +769,7 @@ static void explain_history(const Manager *m, const PolicyTask *t, FILE *f) {
         for (size_t i = 0; (a = manager_get_recent(m, i)); i++)
                 if (streq(a->subject, subject)) {
                         fprintf(f, "%.1f s ago: %s\n",
-                                (double) (realtime_usec() - a->realtime_usec) / 1e6, a->text);
+                                (double) (clock_usec(CLOCK_REALTIME) - a->realtime_usec) / 1e6, a->text);
                         any = true;
                 }
         if (!any)

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "sampler.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -14,14 +13,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 #include "macro.h"
 #include "proc.h"
-
-/* cgroup trees nest a handful of levels; this bounds the recursion and its open directories. */
-#define WALK_DEPTH_MAX 32u
-/* An effective cpuset file holds a cpulist; a few KiB is any real one. */
-#define CPUSET_FILE_SIZE_MAX 8192u
 
 /* ---- per-task state kept between samples */
 
@@ -620,67 +615,6 @@ static int task_sample_threads(Sampler *s, const Tick *k, TaskState *e, const Ta
 
 /* ---- affinity: allowed, ours, foreign */
 
-/* Reads a small control file of the cpuset hierarchy as a mask of the topology's capacity. */
-static int read_cpuset_file(const Sampler *s, const char *group, const char *file, CpuMask **ret) {
-        _cleanup_free_ char *path = NULL;
-        _cleanup_close_ int fd = -EBADF;
-        char buf[CPUSET_FILE_SIZE_MAX];
-        size_t len = 0;
-
-        if (asprintf(&path, "%s%s%s/%s", s->layout->cpuset_path, *group ? "/" : "", group, file) <
-            0)
-                return -ENOMEM;
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return negative_errno();
-        for (;;) {
-                ssize_t n = read(fd, buf + len, sizeof buf - 1 - len);
-
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return negative_errno();
-                if (n == 0)
-                        break;
-                len += (size_t) n;
-                if (len == sizeof buf - 1)
-                        return -EFBIG;
-        }
-        buf[len] = '\0';
-        return cpumask_parse(buf, s->cpu_capacity, ret, NULL);
-}
-
-/*
- * The CPUs the cpuset of pid's group gives it. On v2 a group without the cpuset controller has
- * no file and follows its nearest ancestor that has one; on v1 old kernels lack the effective
- * file. -EOPNOTSUPP without a cpuset hierarchy.
- */
-static int task_cpuset_cpus(const Sampler *s, pid_t pid, CpuMask **ret) {
-        bool v2 = s->layout->mode == CGROUP_MODE_V2;
-        _cleanup_free_ char *group = NULL;
-        int r;
-
-        if (!s->layout->cpuset_path[0])
-                return -EOPNOTSUPP;
-        r = proc_task_cgroup_read_at(s->proc_fd, pid, v2 ? NULL : "cpuset", &group);
-        if (r < 0)
-                return r;
-        if (!cgroup_path_is_valid(group))
-                return -EINVAL;
-        for (;;) {
-                char *slash;
-
-                r = read_cpuset_file(s, group,
-                                     v2 ? "cpuset.cpus.effective" : "cpuset.effective_cpus", ret);
-                if (r == -ENOENT && !v2)
-                        r = read_cpuset_file(s, group, "cpuset.cpus", ret);
-                if (r != -ENOENT || !*group)
-                        return r;
-                slash = strrchr(group, '/');
-                *(slash ? slash : group) = '\0';
-        }
-}
-
 /* Whether allowed leaves out usable CPUs the task's cpuset would give it: someone narrowed it. */
 static bool task_is_narrowed(const Sampler *s, pid_t pid, const CpuMask *allowed) {
         const CpuMask *usable = topology_usable_cpus(s->topo);
@@ -688,7 +622,7 @@ static bool task_is_narrowed(const Sampler *s, pid_t pid, const CpuMask *allowed
 
         if (cpumask_is_subset(usable, allowed)) /* the common case: nothing to read */
                 return false;
-        if (task_cpuset_cpus(s, pid, &cpuset) < 0)
+        if (cgroup_read_task_cpuset_cpus(s->layout, s->proc_fd, pid, s->cpu_capacity, &cpuset) < 0)
                 return true; /* no cpuset known: the machine's usable CPUs are the reference */
         cpumask_and(cpuset, cpuset, usable);
         return !cpumask_is_subset(cpuset, allowed);
@@ -887,11 +821,6 @@ static int sample_task(Sampler *s, const Tick *k, pid_t pid, size_t group) {
 
 /* ---- groups */
 
-static inline void closedirp(DIR **d) {
-        if (*d)
-                (void) closedir(*d);
-}
-
 static int cmp_group(const void *a, const void *b) {
         return strcmp(((const GroupState *) a)->path, ((const GroupState *) b)->path);
 }
@@ -944,69 +873,29 @@ static int group_add(Sampler *s, const char *path, int fd) {
         return 0;
 }
 
-static bool entry_is_dir(DIR *d, const struct dirent *de) {
-        struct stat st;
+/* What the walk of one sample carries. */
+typedef struct WalkCtx {
+        Sampler *s;
+        const Tick *k;
+} WalkCtx;
 
-        if (de->d_type != DT_UNKNOWN)
-                return de->d_type == DT_DIR;
-        return fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
-}
-
-static int walk_groups(Sampler *s, const Tick *k, int fd, char *path, size_t len, size_t depth);
-
-/* One subdirectory of the walk: path (len bytes) names it. Takes sub. */
-static int walk_one(Sampler *s, const Tick *k, int sub, char *path, size_t len, size_t depth) {
+/* One group of the walk: excluded groups are left out with everything below them. Below a
+ * managed group all are managed; elsewhere only a glob with as many components can match, so
+ * most of a host's tree is never read. */
+static int walk_group(const char *path, unsigned depth, int dir_fd, void *userdata) {
+        WalkCtx *w = userdata;
         bool managed;
         int r;
 
-        if (!cgroup_path_is_valid(path) || tunables_cgroup_matches(k->t->exclude_cgroups, path)) {
-                (void) close(sub); /* excluded with everything below it */
+        if (tunables_cgroup_matches(w->k->t->exclude_cgroups, path))
                 return 0;
-        }
-        managed = tunables_cgroup_matches(k->t->cgroups, path);
+        managed = tunables_cgroup_matches(w->k->t->cgroups, path);
         if (managed) {
-                r = group_add(s, path, sub);
-                if (r < 0) {
-                        (void) close(sub);
-                        return r;
-                }
-        }
-        /* Below a managed group all are managed; elsewhere only a glob with as many components
-         * can match, so most of a host's tree is never read. */
-        if (depth < WALK_DEPTH_MAX && (managed || depth < k->max_depth))
-                return walk_groups(s, k, sub, path, len, depth);
-        (void) close(sub);
-        return 0;
-}
-
-/* Walks the groups below fd (taken), whose path is path[0..len) at depth components. */
-static int walk_groups(Sampler *s, const Tick *k, int fd, char *path, size_t len, size_t depth) {
-        _cleanup_(closedirp) DIR *d = fdopendir(fd);
-        struct dirent *de;
-
-        if (!d) {
-                (void) close(fd);
-                return 0;
-        }
-        while ((de = readdir(d))) {
-                size_t n = strlen(de->d_name), sep = len > 0;
-                int sub, r;
-
-                if (streq(de->d_name, ".") || streq(de->d_name, "..") || !entry_is_dir(d, de) ||
-                    len + sep + n >= CGROUP_PATH_MAX)
-                        continue;
-                sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (sub < 0) /* removed meanwhile, or not ours to read */
-                        continue;
-                if (sep)
-                        path[len] = '/';
-                memcpy(path + len + sep, de->d_name, n + 1);
-                r = walk_one(s, k, sub, path, len + sep + n, depth + 1);
-                path[len] = '\0';
+                r = group_add(w->s, path, dir_fd);
                 if (r < 0)
                         return r;
         }
-        return 0;
+        return managed || depth < w->k->max_depth;
 }
 
 /* The most components any glob of globs can match directly ("a/b" two). */
@@ -1024,24 +913,13 @@ static size_t globs_max_depth(char *const *globs) {
         return max;
 }
 
-/* Where groups are listed: the cpu controller's hierarchy (v2: the one hierarchy). */
-static const char *hierarchy_root(const CgroupLayout *l) {
-        switch (l->mode) {
-        case CGROUP_MODE_V1:
-        case CGROUP_MODE_HYBRID: return l->cpu_path;
-        case CGROUP_MODE_V2: return l->unified_path;
-        default: return "";
-        }
-}
-
 /* This sample's managed groups, sorted by path, with their processes; last sample's states
  * become prev_groups for their usage. */
 static int collect_groups(Sampler *s, const Tick *k) {
         GroupState *t = s->prev_groups;
         size_t cap = s->cap_prev_groups;
-        const char *root = hierarchy_root(s->layout);
-        char path[CGROUP_PATH_MAX] = "";
-        int fd, r = 0;
+        WalkCtx w = { .s = s, .k = k };
+        int r;
 
         s->prev_groups = s->groups, s->cap_prev_groups = s->cap_groups;
         s->n_prev_groups = s->n_groups;
@@ -1052,9 +930,11 @@ static int collect_groups(Sampler *s, const Tick *k) {
         }
         s->groups = t, s->cap_groups = cap, s->n_groups = 0;
 
-        fd = *root ? open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -ENOENT;
-        if (fd >= 0)
-                r = walk_groups(s, k, fd, path, 0, 0);
+        r = cgroup_walk(s->layout, walk_group, &w);
+        if (r < 0 && r != -ENOMEM) { /* no cpu hierarchy, or its root unreadable: no groups */
+                log_debug_errno(r, "Failed to walk the cgroup tree, ignoring: %m");
+                r = 0;
+        }
         for (size_t i = 0; i < s->n_prev_groups; i++) /* groups gone since */
                 if (!s->prev_groups[i].moved)
                         free(s->prev_groups[i].path);
@@ -1148,14 +1028,6 @@ static void sample_psi(Sampler *s) {
                 s->sys.memory = (PsiStats){};
 }
 
-static uint64_t thread_cpu_usec(void) {
-        struct timespec ts;
-
-        if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
-                return 0;
-        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
-
 /* The interval the sample covers; k->deltas false when it can only prime. */
 static int sample_interval(Sampler *s, uint64_t now_usec, Tick *k) {
         int r;
@@ -1176,7 +1048,7 @@ static int sample_interval(Sampler *s, uint64_t now_usec, Tick *k) {
 int sampler_sample(Sampler *s, const Tunables *t, const Record *record, uint64_t now_usec,
                    const PolicySnapshot **ret_snap, const SamplerSystem **ret_system) {
         _cleanup_proc_stat_ ProcStat *stat = NULL;
-        uint64_t t0 = thread_cpu_usec();
+        uint64_t t0 = clock_usec(CLOCK_THREAD_CPUTIME_ID);
         Tick k = { .t = t, .record = record };
         int r;
 
@@ -1211,7 +1083,7 @@ int sampler_sample(Sampler *s, const Tunables *t, const Record *record, uint64_t
         s->snap.cgroups = s->cgroups;
         s->sys.n_cgroups = (unsigned) s->snap.n_cgroups;
         s->sys.n_tasks = (unsigned) s->snap.n_tasks;
-        s->sys.sample_usec = thread_cpu_usec() - t0;
+        s->sys.sample_usec = clock_usec(CLOCK_THREAD_CPUTIME_ID) - t0;
         *ret_snap = &s->snap;
         *ret_system = &s->sys;
         return 0;

@@ -2,9 +2,10 @@
 #pragma once
 
 /*
- * cgroup access: where the controllers are (v1, v2 or hybrid), creating and removing groups,
- * CPU weight, cpuset, memory limit, moving tasks, listing and killing a group's processes, and
- * reading a group's CPU usage, memory peak and pressure.
+ * cgroup access as the daemon needs it: where the controllers are (v1, v2 or hybrid), the CPU
+ * weight, and rooted readers of a group's CPU usage, memory peak, pressure and effective cpuset,
+ * and of the tree of groups (cgroup_walk()). Making groups, confining them, moving tasks in and
+ * killing them is cgroup-tree.h, which uses the same layout and the same error contract.
  *
  * Hosts come in three shapes, and the daemon works on each:
  *   v2      one cgroup2 mount with the cpu controller: cpu.weight, cpu.stat usage_usec,
@@ -31,9 +32,9 @@
  * made and written directly. Reads (weight, usage, pressure) open files under the layout's paths,
  * so tests point a layout at a fixture tree.
  *
- * Writers (create, remove, set_*, attach_tid) act through libcgroup on the live hierarchies and
- * need the layout of cgroup_layout_detect(), which also initialises libcgroup; a layout read from
- * a fixture only serves the readers and cgroup_attach_pid().
+ * Writers (the weight here, and cgroup-tree.h's) act through libcgroup on the live hierarchies
+ * and need the layout of cgroup_layout_detect(), which also initialises libcgroup; a layout read
+ * from a fixture only serves the readers (and cgroup_attach_pid()).
  *
  * Errors are negative errno values; ret_ arguments are written only on success. Besides those
  * listed per function, every function may return:
@@ -43,6 +44,8 @@
  *                 v2)
  *   -ENOENT       the group (or its hybrid mirror) does not exist
  *   -ENAMETOOLONG a path beyond CGROUP_PATH_MAX
+ *   -EBADMSG      a file read holds a NUL byte (as for every reader of a kernel file, see
+ *                 fileio.h; other malformed contents are -EINVAL where listed)
  *   and the errno of the failed system call: -EACCES/-EPERM (not allowed), -EROFS (read-only
  *   cgroupfs, e.g. in a container), -ESRCH (task gone), -ENOSPC (v1 cpuset without cpus or mems),
  *   -EBUSY (group has children). libcgroup's own codes are mapped by cgroup_ecg_to_errno().
@@ -146,108 +149,11 @@ int cgroup_get_cpu_weight_native(const CgroupLayout *l, const char *path, uint64
 int cgroup_set_cpu_weight_native(const CgroupLayout *l, const char *path, uint64_t native);
 
 /*
- * Sets cpuset.cpus and, when mems is not NULL, cpuset.mems (mems is a set of NUMA node numbers,
- * written in the same list format). cpus must not be empty (-EINVAL). The kernel refuses CPUs or
- * nodes it does not have (-ERANGE, or -EINVAL if offline) and, on v1, outside the parent's set
- * (-EACCES).
- */
-int cgroup_set_cpuset(const CgroupLayout *l, const char *path, const CpuMask *cpus,
-                      const CpuMask *mems);
-
-/*
- * Creates the group, and missing parents, in every hierarchy we use: cpu, cpuacct (v1, if a
- * separate mount), cpuset, memory, and on hybrid hosts the mirror under the cgroup2 mount. An
- * existing group is fine (0) and left as it is. A new v1 cpuset group, and a new parent, gets
- * its parent's cpuset.cpus and cpuset.mems, so tasks can be attached before cgroup_set_cpuset()
- * (v1 refuses tasks in a group with empty cpus or mems). On v2, libcgroup enables the
- * controllers (memory too, when present) in the parents' cgroup.subtree_control and never
- * disables them.
- */
-int cgroup_create(const CgroupLayout *l, const char *path);
-
-/*
- * Removes the group (only the last path component) from every hierarchy where it exists. Tasks
- * still in it are moved to the parent group first, as libcgroup does, so removing never kills
- * nor strands a task. On v2 a parent that enables controllers for its children may hold no
- * processes (as every parent cgroup_create() made): they go to the nearest ancestor that may, the
- * root at worst. -EBUSY, before anything is changed, if it has child groups; -ENOENT if it exists
- * nowhere.
- */
-int cgroup_remove(const CgroupLayout *l, const char *path);
-
-/*
- * Moves one thread (v1: written to each hierarchy's "tasks"; the cpuset first, so a cpuset that
- * refuses it moves nothing). Threads of a process can only be split on v1, so -EOPNOTSUPP on v2;
- * on hybrid hosts the mirror, which can only hold whole processes, is left alone, and so is a
- * separate v1 memory hierarchy: the kernel charges a process's memory to the group of its
- * mm's owner, whatever group a lone thread is in, so memory follows the process
- * (cgroup_attach_pid()).
- */
-int cgroup_attach_tid(const CgroupLayout *l, const char *path, pid_t tid);
-
-/*
- * Moves a whole process, all its threads, by writing its PID to cgroup.procs in each hierarchy
- * (cpuset first, then cpu, cpuacct, memory), and on hybrid hosts to the mirror's when the mirror
- * exists. The kernel moves the thread group at once (v1 since Linux 3.0, and v2), where
- * libcgroup would move thread by thread (cgroup_change_cgroup_path() walks /proc/PID/task) and
- * miss threads created meanwhile. A failure may leave the process moved in the hierarchies
- * before the failing one (-ENOENT for a group made by someone else without its memory group).
- */
-int cgroup_attach_pid(const CgroupLayout *l, const char *path, pid_t pid);
-
-/*
- * The memory limit: v1 memory.limit_in_bytes, v2 memory.max. Swap is kept out of it, so the
- * limit is one of RAM: v2 memory.swap.max = 0 and v1 memory.memsw.limit_in_bytes = bytes, each
- * where the kernel has the file (swap accounting); on v1 the two are written in the order the
- * kernel accepts (limit <= memsw limit at every step). The kernel rounds bytes down to whole
- * pages; a value beyond what it can count means no limit. A process that goes over it, with
- * nothing left to reclaim, is killed by the kernel's OOM killer (SIGKILL). -EINVAL for 0,
- * -EOPNOTSUPP without a memory controller. Below what the group uses now: v1 reclaims and, if it
- * cannot free enough, fails with -EBUSY and keeps the old limit; v2 sets the limit anyway and
- * reclaims, OOM-killing in the group if it must.
- */
-int cgroup_set_memory_max(const CgroupLayout *l, const char *path, uint64_t bytes);
-
-/*
  * The most memory the group has used since it was made, in bytes: v1 memory.max_usage_in_bytes,
  * v2 memory.peak (Linux 5.19+; -EOPNOTSUPP on older kernels, and for the v2 root group, which has
  * no such file). -EOPNOTSUPP without a memory controller, -EINVAL if the file is malformed.
  */
 int cgroup_read_memory_peak(const CgroupLayout *l, const char *path, uint64_t *ret_bytes);
-
-/*
- * The processes in the group and, if recursive, in all its descendant groups: cgroup.procs of
- * the cpu hierarchy (on v1 and hybrid hosts; else cpuset, else memory), or of the cgroup2 mount
- * on v2. Sorted, without duplicates; *ret is malloc'ed (the caller frees it), NULL when *ret_n is
- * 0. A process that has exited is no longer listed, even while it is a zombie not yet reaped.
- * The list is a snapshot: processes fork, exit and move meanwhile. -ENOENT if the group does not
- * exist; a descendant removed while being read counts as empty. Errors of
- * proc_task_ids_read_at() (-EBADMSG for a malformed list). (Not named cgroup_get_procs():
- * libcgroup exports a function of that name, which ours would replace inside libcgroup too.)
- */
-int cgroup_list_procs(const CgroupLayout *l, const char *path, bool recursive, pid_t **ret,
-                      size_t *ret_n);
-
-/*
- * SIGKILLs every process in the group and its descendants, in every hierarchy we use (cpu,
- * cpuacct, cpuset, memory, the hybrid mirror: a process may sit in the group in one hierarchy
- * and elsewhere in another), and repeats while any is left (a forking process adds new ones),
- * pausing 1 ms, doubling up to 16 ms, between rounds. Where the group's cgroup2 directory has
- * cgroup.kill (v2 and the hybrid mirror, Linux 5.14+) "1" is written to it first each round: the
- * kernel then also stops forks racing with the kill. Returns 0 once no process is listed in any
- * hierarchy: an exited process is not listed, so a killed child of the caller may still be a
- * zombie for the caller to reap. -EBUSY if some are still there after timeout_usec (0: one round;
- * e.g. tasks frozen by a v1 freezer cannot die until thawed).
- *
- * It never signals a process outside the group: each listed PID is opened as a pidfd, the lists
- * are read again, and only a process still listed is signalled, through its pidfd (a PID reused
- * meanwhile is not hit). Without pidfds (Linux < 5.3) it falls back to kill() after the second
- * read, where a PID freed and reused between that read and the kill() would be hit. -EINVAL for the
- * root group (""); -EDEADLK if the caller's own process is in the group (checked every round before
- * signalling, so nothing is signalled if it was there from the start); -ENOENT if the group exists
- * in no hierarchy; -EPERM if a process may not be signalled.
- */
-int cgroup_kill_all(const CgroupLayout *l, const char *path, uint64_t timeout_usec);
 
 /* CPU time used by the group's tasks: v2 cpu.stat usage_usec; v1 cpuacct.usage (ns, rounded
  * down to usec). -EINVAL if the file is malformed. */
@@ -261,6 +167,51 @@ int cgroup_read_usage(const CgroupLayout *l, const char *path, uint64_t *ret_usa
  */
 int cgroup_read_pressure(const CgroupLayout *l, const char *path, const char *resource,
                          PsiStats *ret);
+
+/* An effective cpuset file holds a cpulist; a few KiB is any real one (-EFBIG beyond). */
+#define CGROUP_CPUSET_FILE_SIZE_MAX 8192u
+
+/*
+ * The CPUs the cpuset of group path gives its tasks, as a mask of capacity CPUs (*ret, the
+ * caller frees it): v2 cpuset.cpus.effective, v1 cpuset.effective_cpus or, on kernels without
+ * it, cpuset.cpus. A group without the file (on v2, one whose parent does not enable the cpuset
+ * controller) follows its nearest ancestor that has it, the root at worst. -EOPNOTSUPP without a
+ * cpuset hierarchy, -ENOENT if not even the root has the file, cpumask_parse()'s errors for a
+ * malformed list or a CPU at or above capacity.
+ */
+int cgroup_read_cpuset_cpus(const CgroupLayout *l, const char *path, unsigned capacity,
+                            CpuMask **ret);
+
+/*
+ * The same for the group task pid is in, as proc_fd/PID/cgroup says (its cpuset hierarchy's
+ * line on v1 and hybrid hosts, the cgroup2 line on v2): rooted at both proc_fd and the layout.
+ * Also proc_task_cgroup_read_at()'s errors (-ESRCH: the task is gone).
+ */
+int cgroup_read_task_cpuset_cpus(const CgroupLayout *l, int proc_fd, pid_t pid, unsigned capacity,
+                                 CpuMask **ret);
+
+/*
+ * Walking the groups of the hierarchy that has the cpu controller (v1 and hybrid: its mount; v2:
+ * the cgroup2 mount), which cgroup_walk_root() names ("" for none).
+ *
+ * fn is called once per group below the root, parent before children, with its group path, its
+ * depth (1 for a top-level group), and an fd of its directory, open only for the call (e.g. for
+ * proc_task_ids_read_at(dir_fd, "cgroup.procs", ...)). fn returns > 0 to walk the group's
+ * children, 0 to leave them out, < 0 to stop: the walk returns that error. Groups whose path
+ * would be CGROUP_PATH_MAX or more, or is not a valid group path, and directories removed or
+ * unreadable meanwhile are passed over; the children of a group at depth CGROUP_WALK_DEPTH_MAX
+ * are not walked, whatever fn says, which bounds the recursion and its open directories. The order
+ * of siblings is readdir()'s.
+ *
+ * cgroup_walk_at() walks below any directory root (a fixture tree). Returns 0, fn's error,
+ * -EOPNOTSUPP for a root of "" (no cpu hierarchy), the error of opening the root, -EINVAL for a
+ * NULL root or fn, -ENOMEM.
+ */
+#define CGROUP_WALK_DEPTH_MAX 32u
+typedef int (*CgroupWalkFn)(const char *path, unsigned depth, int dir_fd, void *userdata);
+const char *cgroup_walk_root(const CgroupLayout *l);
+int cgroup_walk(const CgroupLayout *l, CgroupWalkFn fn, void *userdata);
+int cgroup_walk_at(const char *root, CgroupWalkFn fn, void *userdata);
 
 /*
  * libcgroup error codes (ECG*, 50000 and up). cgroup_ecg_to_errno() maps one to a negative

@@ -14,6 +14,7 @@
 
 #include "fileio.h"
 #include "log.h"
+#include "parse.h"
 
 #define USEC_PER_MSEC UINT64_C(1000)
 #define USEC_PER_SEC UINT64_C(1000000)
@@ -130,11 +131,6 @@ static char **strv_free(char **l) {
 
 static void strv_freep(char ***l) {
         strv_free(*l);
-}
-
-static void closedirp(DIR **d) {
-        if (*d)
-                (void) closedir(*d);
 }
 
 static bool is_blank(char c) {
@@ -417,23 +413,13 @@ static int parse_bool(const char *text, bool *ret) {
         return -EINVAL;
 }
 
-/* Decimal only; errno cleared first so a stale ERANGE is not taken for an overflow. */
+/* Decimal only, then nothing or suffix: "-1", "+1" and leading blanks are refused. */
 static int parse_u64(const char *text, const char *suffix, uint64_t *ret) {
-        unsigned long long v;
-        char *end;
+        size_t n = strspn(text, "0123456789");
 
-        if (!is_digit(text[0]))
-                return -EINVAL; /* strtoull() would take "-1", "+1" and leading blanks */
-        errno = 0;
-        v = strtoull(text, &end, 10);
-        if (*end != '\0' && !(suffix && streq(end, suffix)))
+        if (text[n] != '\0' && !(suffix && streq(text + n, suffix)))
                 return -EINVAL;
-        if (errno == ERANGE)
-                return -ERANGE;
-        if (errno != 0)
-                return -EINVAL;
-        *ret = v;
-        return 0;
+        return parse_u64_span(text, n, ret);
 }
 
 static int parse_i64(const char *text, int64_t *ret) {

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "macro.h"
@@ -117,5 +118,48 @@ int write_full(int fd, const void *buf, size_t size) {
                 p += k;
                 size -= (size_t) k;
         }
+        return 0;
+}
+
+int read_text_fd(int fd, size_t max_size, char **ret, size_t *ret_size) {
+        _cleanup_free_ char *buf = NULL;
+        size_t len;
+        int r;
+
+        if (!ret)
+                return -EINVAL;
+        r = read_full_fd(fd, max_size, &buf, &len);
+        if (r < 0)
+                return r;
+        if (memchr(buf, '\0', len))
+                return -EBADMSG;
+        *ret = TAKE_PTR(buf);
+        if (ret_size)
+                *ret_size = len;
+        return 0;
+}
+
+int read_text_at(int dirfd, const char *path, size_t max_size, char **ret, size_t *ret_size) {
+        _cleanup_close_ int fd = -EBADF;
+
+        if (!path || !ret)
+                return -EINVAL;
+        fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return negative_errno();
+        return read_text_fd(fd, max_size, ret, ret_size);
+}
+
+int read_text_into(int fd, char *buf, size_t size, size_t *ret_len) {
+        size_t len;
+        int r;
+
+        r = read_full_into(fd, buf, size, &len);
+        if (r < 0)
+                return r;
+        if (memchr(buf, '\0', len))
+                return -EBADMSG;
+        if (ret_len)
+                *ret_len = len;
         return 0;
 }

@@ -10,10 +10,12 @@
  * page at a time). A size limit is exact: a file of max bytes is read, one byte more is -EFBIG.
  * The text is NUL-terminated; the terminator is not counted in the size.
  *
- * Embedded NUL bytes are kept and counted: what they mean is the caller's business. Callers that
- * parse the text as a C string refuse them with memchr(buf, '\0', size) and their own error (the
- * /proc readers and the actuator's record: -EBADMSG; cgroup and PSI files: -EINVAL); the config
- * parser names the line that holds one.
+ * The read_full_*() functions keep and count embedded NUL bytes: what they mean is the caller's
+ * business (the config parser names the line that holds one). The read_text_*() functions are
+ * for callers that parse the text as a C string (/proc, /sys, cgroupfs, PSI, the actuator's
+ * record): they refuse a NUL byte in the data with -EBADMSG, the one error every reader of a
+ * kernel file gives for it (the text cannot be what the kernel writes), so a truncated string is
+ * never parsed as if it were the whole file.
  *
  * Every function returns 0 or a negative errno and writes its ret_ outputs only on success.
  * Errors: -EFBIG over the limit, -EISDIR for a directory (read() says so), -EBADF for a negative
@@ -49,3 +51,13 @@ int read_full_into(int fd, char *buf, size_t size, size_t *ret_len);
 /* Writes all size bytes of buf to fd, going on after short writes and EINTR. 0, or write()'s
  * -errno (what was written before stays written). */
 int write_full(int fd, const void *buf, size_t size);
+/*
+ * read_full_fd() and read_full_at() for text: also -EBADMSG if the data holds a NUL byte (then
+ * nothing is returned). ret_size (may be NULL) gets strlen(*ret). The actuator's record, opened
+ * with O_NOFOLLOW, is the kind of caller read_text_fd() is for.
+ */
+int read_text_fd(int fd, size_t max_size, char **ret, size_t *ret_size);
+int read_text_at(int dirfd, const char *path, size_t max_size, char **ret, size_t *ret_size);
+
+/* read_full_into() for text: also -EBADMSG if the data holds a NUL byte. */
+int read_text_into(int fd, char *buf, size_t size, size_t *ret_len);

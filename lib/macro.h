@@ -6,6 +6,7 @@
  * sizes. In the spirit of systemd's macro.h; libsystemd does not export these.
  */
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,9 +69,15 @@ static inline void fclosep(FILE **f) {
                 (void) fclose(*f);
 }
 
+static inline void closedirp(DIR **d) {
+        if (*d)
+                (void) closedir(*d);
+}
+
 #define _cleanup_free_ _cleanup_(freep)
 #define _cleanup_close_ _cleanup_(closep)
 #define _cleanup_fclose_ _cleanup_(fclosep)
+#define _cleanup_closedir_ _cleanup_(closedirp)
 
 /* Define a cleanup function for a type with an x_free() that accepts NULL. */
 #define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func) \

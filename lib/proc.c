@@ -12,17 +12,12 @@
 
 #include "fileio.h"
 #include "log.h"
+#include "parse.h"
 
 /* The fields of a stat line we need run up to policy (41); the kernel prints 52 today. */
 #define TASK_STAT_FIELDS_MIN 41u
 /* A cgroup.procs of 4M pids is 32 MiB; anything bigger than this is not a /proc or cgroup file. */
 #define READ_FILE_MAX (64u * 1024u * 1024u)
-
-static inline void closedirp(DIR **d) {
-        if (*d)
-                (void) closedir(*d);
-}
-#define _cleanup_closedir_ _cleanup_(closedirp)
 
 /* ---- reading */
 
@@ -113,17 +108,7 @@ static int read_line_fd(int fd, char *buf, size_t size) {
 
 /* Reads a whole file into a malloc'ed, NUL-terminated buffer. -EBADMSG if it holds a NUL. */
 static int read_file_at(int dirfd, const char *path, char **ret) {
-        _cleanup_free_ char *buf = NULL;
-        size_t len;
-        int r;
-
-        r = read_full_at(dirfd, path, READ_FILE_MAX, &buf, &len);
-        if (r < 0)
-                return r;
-        if (memchr(buf, '\0', len))
-                return -EBADMSG;
-        *ret = TAKE_PTR(buf);
-        return 0;
+        return read_text_at(dirfd, path, READ_FILE_MAX, ret, NULL);
 }
 
 /* ---- numbers */
@@ -139,21 +124,7 @@ static bool is_alpha(char c) {
 
 /* Decimal digits at *p (at least one, no sign); -EBADMSG if none or on overflow. */
 static int parse_u64(const char **p, uint64_t *ret) {
-        const char *s = *p;
-        uint64_t v = 0;
-
-        if (!is_digit(*s))
-                return -EBADMSG;
-        for (; is_digit(*s); s++) {
-                unsigned d = (unsigned) (*s - '0');
-
-                if (v > (UINT64_MAX - d) / 10)
-                        return -EBADMSG;
-                v = v * 10 + d;
-        }
-        *p = s;
-        *ret = v;
-        return 0;
+        return parse_u64_prefix(p, UINT64_MAX, ret) < 0 ? -EBADMSG : 0;
 }
 
 static int cmp_pid(const void *a, const void *b) {
@@ -625,15 +596,8 @@ static pid_t numeric_name(const char *name) {
 }
 
 static int push_id(pid_t **ids, size_t *n, size_t *cap, pid_t id) {
-        if (*n == *cap) {
-                size_t c = *cap ? *cap * 2 : 64;
-                pid_t *p = reallocarray(*ids, c, sizeof *p);
-
-                if (!p)
-                        return -ENOMEM;
-                *ids = p;
-                *cap = c;
-        }
+        if (greedy_realloc((void **) ids, cap, *n + 1, sizeof **ids, 64) < 0)
+                return -ENOMEM;
         (*ids)[(*n)++] = id;
         return 0;
 }

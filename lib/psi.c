@@ -8,6 +8,7 @@
 
 #include "fileio.h"
 #include "macro.h"
+#include "parse.h"
 
 enum {
         FIELD_AVG10,
@@ -51,22 +52,6 @@ static int parse_avg(const char *s, size_t n, uint32_t *ret) {
         v = v * 100 + digit(s[i + 1]) * 10 + digit(s[i + 2]);
         if (v > PSI_PERMYRIAD_MAX)
                 return -ERANGE;
-        *ret = v;
-        return 0;
-}
-
-static int parse_u64(const char *s, size_t n, uint64_t *ret) {
-        uint64_t v = 0;
-
-        if (n == 0)
-                return -EINVAL;
-        for (size_t i = 0; i < n; i++) {
-                if (!is_digit(s[i]))
-                        return -EINVAL;
-                if (v > (UINT64_MAX - digit(s[i])) / 10)
-                        return -ERANGE;
-                v = v * 10 + digit(s[i]);
-        }
         *ret = v;
         return 0;
 }
@@ -115,7 +100,7 @@ static int parse_field(const char *s, const char *end, PsiLine *line, unsigned *
         case FIELD_AVG10: return parse_avg(eq + 1, vlen, &line->avg10_permyriad);
         case FIELD_AVG60: return parse_avg(eq + 1, vlen, &line->avg60_permyriad);
         case FIELD_AVG300: return parse_avg(eq + 1, vlen, &line->avg300_permyriad);
-        default: return parse_u64(eq + 1, vlen, &line->total_usec);
+        default: return parse_u64_span(eq + 1, vlen, &line->total_usec);
         }
 }
 
@@ -191,7 +176,6 @@ int psi_parse(const char *buf, PsiStats *ret) {
 int psi_read_at(int dirfd, const char *name, PsiStats *ret) {
         _cleanup_close_ int fd = -EBADF;
         char buf[PSI_FILE_SIZE_MAX + 1];
-        size_t n;
         int r;
 
         if (!name || !ret)
@@ -199,10 +183,8 @@ int psi_read_at(int dirfd, const char *name, PsiStats *ret) {
         fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)
                 return negative_errno();
-        r = read_full_into(fd, buf, sizeof buf, &n);
+        r = read_text_into(fd, buf, sizeof buf, NULL);
         if (r < 0)
                 return r; /* -EOPNOTSUPP: PSI disabled at boot */
-        if (memchr(buf, '\0', n))
-                return -EINVAL;
         return psi_parse(buf, ret);
 }

@@ -67,7 +67,8 @@ int psi_parse(const char *buf, PsiStats *ret);
  *                when PSI is off or the group has cgroup.pressure set to 0 (measured on 6.18).
  *   -EOPNOTSUPP  the file exists but the kernel refuses to read it: PSI built in but disabled at
  *                boot, on kernels that still show the cgroup files then.
- * Also: -EFBIG if the file holds more than PSI_FILE_SIZE_MAX bytes, -EINVAL if it contains a NUL
- * byte, any psi_parse() error, and other errors of openat() and read().
+ * Also: -EFBIG if the file holds more than PSI_FILE_SIZE_MAX bytes, -EBADMSG if it contains a
+ * NUL byte (as every reader of a kernel file, see fileio.h), any psi_parse() error, and other
+ * errors of openat() and read().
  */
 int psi_read_at(int dirfd, const char *name, PsiStats *ret);

@@ -18,6 +18,7 @@
 #include "load.h"
 #include "log.h"
 #include "macro.h"
+#include "parse.h"
 
 const Benchmark benchmarks[] = {
         { "hackbench", "004", "groups of 20 senders and 20 receivers over sockets or pipes: Time",
@@ -49,18 +50,12 @@ const Benchmark *benchmark_find(const char *name) {
 
 /* A decimal number at *p (no sign), advancing *p; -EINVAL if there is none, -ERANGE if huge. */
 static int parse_number(const char **p, unsigned long *ret) {
-        unsigned long v = 0;
-        const char *s = *p;
+        uint64_t v;
+        int r = parse_u64_prefix(p, UINT32_MAX, &v);
 
-        if (*s < '0' || *s > '9')
-                return -EINVAL;
-        for (; *s >= '0' && *s <= '9'; s++) {
-                if (v > (UINT32_MAX - (unsigned) (*s - '0')) / 10)
-                        return -ERANGE;
-                v = v * 10 + (unsigned) (*s - '0');
-        }
-        *p = s;
-        *ret = v;
+        if (r < 0)
+                return r;
+        *ret = (unsigned long) v;
         return 0;
 }
 

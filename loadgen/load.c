@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -60,22 +59,6 @@ void load_options_init(LoadOptions *o) {
                 .ram_bytes = LOAD_DEFAULT_RAM_BYTES,
                 .ready_fd = -1,
         };
-}
-
-uint64_t now_usec(void) {
-        struct timespec ts;
-
-        (void) clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
-}
-
-uint64_t rusage_usec(int who) {
-        struct rusage ru;
-
-        if (getrusage(who, &ru) < 0)
-                return 0;
-        return (uint64_t) (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 +
-               (uint64_t) (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }
 
 uint64_t load_ready(const LoadOptions *o) {

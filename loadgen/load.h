@@ -21,6 +21,8 @@
 #include <stdint.h>
 #include <stddef.h>
 
+#include "clock.h" /* now_usec(), every load's clock */
+
 /* Without swap, referencing 110% of RAM as contest did is an OOM kill: mem_load references 90%. */
 #define MEM_LOAD_RAM_PERCENT 90u
 #define LOAD_DEFAULT_RAM_BYTES (UINT64_C(256) << 20)
@@ -88,9 +90,6 @@ uint64_t mem_load_buffer_bytes(uint64_t ram_bytes, uint64_t charged);
 
 /* ---- helpers shared by the loads */
 
-uint64_t now_usec(void); /* CLOCK_MONOTONIC */
-/* user+sys of getrusage(who), in microseconds. */
-uint64_t rusage_usec(int who);
 /* Says the load is prepared (a byte on o->ready_fd) and returns its deadline: now plus the
  * duration, or UINT64_MAX for none. */
 uint64_t load_ready(const LoadOptions *o);

@@ -231,10 +231,6 @@ Sandbox *sandbox_free(Sandbox *sb) {
         return mfree(sb);
 }
 
-const char *sandbox_dir(const Sandbox *sb) {
-        return sb->dir;
-}
-
 char *sandbox_path(const Sandbox *sb, const char *name) {
         char *p;
 

@@ -24,7 +24,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "cgroup.h"
+#include "cgroup-tree.h"
 #include "cpumask.h"
 #include "json.h"
 
@@ -59,8 +59,6 @@ Sandbox *sandbox_free(Sandbox *sb);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Sandbox *, sandbox_free);
 #define _cleanup_sandbox_ _cleanup_(sandbox_freep)
 
-/* The run's directory, DIR/loadgen-PID. */
-const char *sandbox_dir(const Sandbox *sb);
 /* A new path below the run's directory (not created); NULL on ENOMEM. Caller frees. */
 char *sandbox_path(const Sandbox *sb, const char *name);
 /* The group of part, "cgbalance.slice/loadgen-PID/load"; NULL without cgroups. */

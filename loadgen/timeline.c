@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cpumask.h"
+#include "parse.h"
 #include "proc.h"
 #include "timeline.h"
 
@@ -53,21 +54,6 @@ struct Timeline {
         size_t events_len;
         size_t n_rejected;
 };
-
-/* Room for one more element of size bytes in *array (doubling). 0 or -ENOMEM. */
-static int grow(void **array, size_t *cap, size_t n, size_t size) {
-        size_t c = *cap ? *cap * 2 : 16;
-        void *p;
-
-        if (n < *cap)
-                return 0;
-        p = reallocarray(*array, c, size);
-        if (!p)
-                return -ENOMEM;
-        *array = p;
-        *cap = c;
-        return 0;
-}
 
 Timeline *timeline_free(Timeline *tl) {
         if (!tl)
@@ -195,10 +181,10 @@ int timeline_sample(Timeline *tl, uint64_t now_usec) {
                 return -ENOMEM;
         if (!node_loads(tl, cur, load))
                 return 0;
-        if (grow((void **) &tl->sample_usec, &tl->cap_samples, tl->n_samples,
-                 sizeof *tl->sample_usec) < 0 ||
-            grow((void **) &tl->sample_load, &tl->cap_load_rows, tl->n_samples,
-                 tl->n_nodes * sizeof *tl->sample_load) < 0)
+        if (greedy_realloc((void **) &tl->sample_usec, &tl->cap_samples, tl->n_samples + 1,
+                           sizeof *tl->sample_usec, 16) < 0 ||
+            greedy_realloc((void **) &tl->sample_load, &tl->cap_load_rows, tl->n_samples + 1,
+                           tl->n_nodes * sizeof *tl->sample_load, 16) < 0)
                 return -ENOMEM;
         memcpy(tl->sample_load + tl->n_samples * tl->n_nodes, load, tl->n_nodes * sizeof *load);
         tl->sample_usec[tl->n_samples++] = now_usec;
@@ -217,7 +203,8 @@ int timeline_note_event(Timeline *tl, const Event *e) {
                 return -EINVAL;
         switch (e->kind) {
         case EVENT_TASK_MOVED:
-                if (grow((void **) &tl->moves, &tl->cap_moves, tl->n_moves, sizeof *tl->moves) < 0)
+                if (greedy_realloc((void **) &tl->moves, &tl->cap_moves, tl->n_moves + 1,
+                                   sizeof *tl->moves, 16) < 0)
                         return -ENOMEM;
                 name = strdup(e->comm);
                 if (!name)
@@ -229,8 +216,8 @@ int timeline_note_event(Timeline *tl, const Event *e) {
                                                            .to = e->to_node };
                 break;
         case EVENT_WEIGHT_CHANGED:
-                if (grow((void **) &tl->weights, &tl->cap_weights, tl->n_weights,
-                         sizeof *tl->weights) < 0)
+                if (greedy_realloc((void **) &tl->weights, &tl->cap_weights, tl->n_weights + 1,
+                                   sizeof *tl->weights, 16) < 0)
                         return -ENOMEM;
                 name = strdup(e->cgroup);
                 if (!name)

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "actuator.h"
+#include "cgroup-tree.h"
 #include "cgroup.h"
 #include "cpumask.h"
 #include "log.h"

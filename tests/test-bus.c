@@ -29,6 +29,7 @@
 
 #include "bus-api.h"
 #include "bus.h"
+#include "cgroup-tree.h"
 #include "cgroup.h"
 #include "cpumask.h"
 #include "macro.h"

@@ -24,7 +24,9 @@
 #include <unistd.h>
 
 #include "bus-api.h"
+#include "cgroup-tree.h"
 #include "cgroup.h"
+#include "clock.h"
 #include "macro.h"
 #include "testutil.h"
 
@@ -106,19 +108,16 @@ static void pump(void) {
 
 /* The wait status, or -1 after killing it if it did not exit within timeout_ms. */
 static int wait_exit(pid_t pid, int timeout_ms) {
-        struct timespec start, now;
+        uint64_t start = now_usec();
         int status;
 
-        clock_gettime(CLOCK_MONOTONIC, &start);
         for (;;) {
                 pid_t r = waitpid(pid, &status, WNOHANG);
 
                 cr_assert_geq(r, 0);
                 if (r == pid)
                         return status;
-                clock_gettime(CLOCK_MONOTONIC, &now);
-                if ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 >
-                    timeout_ms) {
+                if (now_usec() - start > (uint64_t) timeout_ms * 1000) {
                         (void) kill(pid, SIGKILL);
                         (void) waitpid(pid, NULL, 0);
                         return -1;
@@ -605,13 +604,6 @@ static struct {
         char key[64], value[64];
 } fake;
 
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
-
 static int fake_get_arrays(const char *property, sd_bus_message *reply) {
         if (streq(property, "Nodes"))
                 return sd_bus_message_append(reply, CGB_SIG_NODES, 2, 0, "0-1", 2, 12500, 320, 1, 1,
@@ -740,8 +732,9 @@ static const sd_bus_vtable fake_vtable[] = {
 /* Serves the fake on the private bus. */
 static void fake_serve(void) {
         fake.bus = bus_open();
-        fake.last_tick_usec = now_usec() - 90ULL * 60 * 1000000; /* "1 h 30 min ago" */
-        fake.action_usec = now_usec() - 2ULL * 86400 * 1000000; /* "2 d 0 h ago" */
+        fake.last_tick_usec =
+                clock_usec(CLOCK_REALTIME) - 90ULL * 60 * 1000000; /* "1 h 30 min ago" */
+        fake.action_usec = clock_usec(CLOCK_REALTIME) - 2ULL * 86400 * 1000000; /* "2 d 0 h ago" */
         cr_assert_geq(sd_bus_add_object_vtable(fake.bus, NULL, CGB_BUS_PATH, CGB_BUS_INTERFACE,
                                                fake_vtable, NULL),
                       0);

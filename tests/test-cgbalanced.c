@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup-tree.h"
 #include "cgroup.h"
 #include "event.h"
 #include "macro.h"

@@ -17,7 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup-tree.h"
 #include "cgroup.h"
+#include "clock.h"
 #include "macro.h"
 #include "testutil.h"
 
@@ -802,7 +804,6 @@ static char freezer_group[64]; /* a v1 freezer group of ours, "" if none */
 
 #define FREEZER "/sys/fs/cgroup/freezer"
 #define MiB (UINT64_C(1024) * 1024)
-#define USEC_PER_SEC UINT64_C(1000000)
 
 static bool dir_exists(const char *base, const char *group) {
         _cleanup_free_ char *p = NULL;
@@ -1725,13 +1726,6 @@ Test(cgroup_live, kill_all_returns_while_a_killed_child_is_an_unreaped_zombie) {
         cr_expect(killed_by_sigkill(reap(pid)));
 }
 
-static uint64_t monotonic_usec(void) {
-        struct timespec ts;
-
-        cr_assert_eq(clock_gettime(CLOCK_MONOTONIC, &ts), 0);
-        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
-}
-
 /* v1-frozen tasks do not die of SIGKILL until thawed (measured on 6.18: state D, listed). */
 Test(cgroup_live, kill_all_gives_up_with_ebusy_on_frozen_processes) {
         _cleanup_free_ char *text = NULL, *fstate = NULL, *dir = NULL;
@@ -1760,9 +1754,9 @@ Test(cgroup_live, kill_all_gives_up_with_ebusy_on_frozen_processes) {
                 sleep_ms(10);
         }
         cr_assert_str_eq(fstate, "FROZEN\n");
-        t0 = monotonic_usec();
+        t0 = now_usec();
         r = cgroup_kill_all(&live, live_group, USEC_PER_SEC / 5);
-        t1 = monotonic_usec();
+        t1 = now_usec();
         cr_expect_eq(r, -EBUSY, "got %d (%s)", r, strerror(-r));
         cr_expect_geq(t1 - t0, USEC_PER_SEC / 5, "gave up after %" PRIu64 " usec", t1 - t0);
         cr_expect_lt(t1 - t0, 2 * USEC_PER_SEC, "gave up after %" PRIu64 " usec", t1 - t0);
@@ -1777,4 +1771,245 @@ Test(cgroup_live, kill_all_gives_up_with_ebusy_on_frozen_processes) {
 Test(cgroup_live, kill_all_of_missing_group_is_enoent) {
         live_begin();
         cr_expect_eq(cgroup_kill_all(&live, live_group, 0), -ENOENT);
+}
+
+/* ---- rooted readers of the tree: cgroup_walk() and the effective cpuset */
+
+/* A v2 layout whose every path is the directory root (a tmp tree). */
+static CgroupLayout *v2_layout_at(const char *root) {
+        CgroupLayout *l = calloc(1, sizeof *l);
+
+        cr_assert_not_null(l);
+        l->mode = CGROUP_MODE_V2;
+        (void) snprintf(l->unified_path, sizeof l->unified_path, "%s", root);
+        (void) snprintf(l->cpu_path, sizeof l->cpu_path, "%s", root);
+        (void) snprintf(l->cpuset_path, sizeof l->cpuset_path, "%s", root);
+        return l;
+}
+
+typedef struct Visits {
+        char seen[16][64];
+        unsigned depth[16];
+        size_t n;
+        const char *prune; /* not descended into */
+        const char *fail_at; /* returns -EIO there */
+        bool fd_ok; /* every dir_fd held the group's own marker */
+} Visits;
+
+static int visit(const char *path, unsigned depth, int dir_fd, void *userdata) {
+        Visits *v = userdata;
+        struct stat st;
+
+        cr_assert_lt(v->n, ELEMENTSOF(v->seen));
+        (void) snprintf(v->seen[v->n], sizeof v->seen[0], "%s", path);
+        v->depth[v->n++] = depth;
+        if (fstat(dir_fd, &st) < 0 || !S_ISDIR(st.st_mode))
+                v->fd_ok = false;
+        if (v->fail_at && streq(path, v->fail_at))
+                return -EIO;
+        return !(v->prune && streq(path, v->prune));
+}
+
+static bool visited(const Visits *v, const char *path, unsigned depth) {
+        for (size_t i = 0; i < v->n; i++)
+                if (streq(v->seen[i], path))
+                        return v->depth[i] == depth;
+        return false;
+}
+
+static char *walk_tree(void) {
+        char *tmp = make_tmpdir();
+        _cleanup_close_ int fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        cr_assert_geq(fd, 0);
+        write_file_at(fd, "cgroup.procs", "");
+        write_file_at(fd, "a.slice/cgroup.procs", "1\n");
+        write_file_at(fd, "a.slice/x/cgroup.procs", "");
+        write_file_at(fd, "a.slice/x/deep/cgroup.procs", "");
+        write_file_at(fd, "b.slice/cgroup.procs", "");
+        write_file_at(fd, "not-a-group", "a file, not walked\n");
+        return tmp;
+}
+
+Test(cgroup_walk, visits_every_group_parent_first_with_its_depth) {
+        _cleanup_free_ char *tmp = walk_tree();
+        _cleanup_free_ CgroupLayout *l = v2_layout_at(tmp);
+        Visits v = { .fd_ok = true };
+
+        cr_assert_eq(cgroup_walk(l, visit, &v), 0);
+        cr_expect_eq(v.n, 4, "walked %zu", v.n);
+        cr_expect(visited(&v, "a.slice", 1));
+        cr_expect(visited(&v, "a.slice/x", 2));
+        cr_expect(visited(&v, "a.slice/x/deep", 3));
+        cr_expect(visited(&v, "b.slice", 1));
+        cr_expect_not(visited(&v, "not-a-group", 1), "a file is no group");
+        cr_expect(v.fd_ok, "dir_fd is the group's directory");
+        for (size_t i = 0; i < v.n; i++)
+                for (size_t j = i + 1; j < v.n; j++)
+                        cr_expect(strncmp(v.seen[j], v.seen[i], strlen(v.seen[j])) != 0 ||
+                                          v.seen[i][strlen(v.seen[j])] != '/',
+                                  "%s after its child %s", v.seen[j], v.seen[i]);
+        rm_rf(tmp);
+}
+
+Test(cgroup_walk, zero_leaves_the_children_out_and_an_error_stops) {
+        _cleanup_free_ char *tmp = walk_tree();
+        Visits pruned = { .prune = "a.slice", .fd_ok = true }, failed = { .fail_at = "a.slice/x" };
+
+        cr_assert_eq(cgroup_walk_at(tmp, visit, &pruned), 0);
+        cr_expect_eq(pruned.n, 2, "only a.slice and b.slice: %zu", pruned.n);
+        cr_expect(visited(&pruned, "a.slice", 1));
+        cr_expect_not(visited(&pruned, "a.slice/x", 2));
+        cr_expect_eq(cgroup_walk_at(tmp, visit, &failed), -EIO);
+        cr_expect_not(visited(&failed, "a.slice/x/deep", 3), "walked on after the error");
+        rm_rf(tmp);
+}
+
+static int count_groups(const char *path, unsigned depth, int dir_fd, void *userdata) {
+        unsigned *max_depth = userdata;
+
+        (void) path, (void) dir_fd;
+        if (depth > *max_depth)
+                *max_depth = depth;
+        return 1;
+}
+
+Test(cgroup_walk, depth_limit_bounds_the_recursion) {
+        _cleanup_free_ char *tmp = make_tmpdir();
+        _cleanup_close_ int fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        char path[CGROUP_WALK_DEPTH_MAX * 2 + 16] = "";
+        unsigned max_depth = 0;
+
+        cr_assert_geq(fd, 0);
+        for (unsigned i = 0; i < CGROUP_WALK_DEPTH_MAX + 3; i++)
+                strcat(path, "d/");
+        strcat(path, "f");
+        write_file_at(fd, path, "");
+        cr_assert_eq(cgroup_walk_at(tmp, count_groups, &max_depth), 0);
+        cr_expect_eq(max_depth, CGROUP_WALK_DEPTH_MAX, "deepest visited: %u", max_depth);
+        rm_rf(tmp);
+}
+
+Test(cgroup_walk, root_follows_the_cpu_hierarchy_and_missing_roots_fail) {
+        _cleanup_free_ CgroupLayout *v1 = load_fixture("cgroup/v1", NULL),
+                                    *hy = load_fixture("cgroup/hybrid", NULL),
+                                    *v2 = load_fixture("cgroup/v2", NULL);
+        CgroupLayout none = { .mode = CGROUP_MODE_NONE };
+        unsigned d = 0;
+
+        cr_expect_str_eq(cgroup_walk_root(v1), v1->cpu_path);
+        cr_expect_str_eq(cgroup_walk_root(hy), hy->cpu_path);
+        cr_expect_str_eq(cgroup_walk_root(v2), v2->unified_path);
+        cr_expect_str_eq(cgroup_walk_root(&none), "");
+        cr_expect_eq(cgroup_walk(&none, count_groups, &d), -EOPNOTSUPP);
+        cr_expect_eq(cgroup_walk_at("/nonexistent-cgbalance", count_groups, &d), -ENOENT);
+        cr_expect_eq(cgroup_walk_at(NULL, count_groups, &d), -EINVAL);
+        cr_expect_eq(cgroup_walk(v2, NULL, &d), -EINVAL);
+}
+
+Test(cgroup_walk, walks_the_v1_fixture_tree) {
+        _cleanup_free_ CgroupLayout *l = load_fixture("cgroup/v1", NULL);
+        Visits v = { .fd_ok = true };
+
+        cr_assert_eq(cgroup_walk(l, visit, &v), 0);
+        cr_expect(visited(&v, "cgbalance.slice", 1));
+        cr_expect(visited(&v, "cgbalance.slice/grp", 2));
+        cr_expect(visited(&v, "cgbalance.slice/tree", 2));
+}
+
+static char *cpuset_tree(void) {
+        char *tmp = make_tmpdir();
+        _cleanup_close_ int fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        cr_assert_geq(fd, 0);
+        write_file_at(fd, "cpuset.cpus.effective", "0-7\n");
+        write_file_at(fd, "a/cpuset.cpus.effective", "2-3\n");
+        write_file_at(fd, "a/b/cgroup.procs", ""); /* no cpuset controller: follows a */
+        write_file_at(fd, "nul/cpuset.cpus.effective", "");
+        {
+                _cleanup_close_ int nul =
+                        openat(fd, "nul/cpuset.cpus.effective", O_WRONLY | O_TRUNC | O_CLOEXEC);
+
+                cr_assert_geq(nul, 0);
+                cr_assert_eq(write(nul, "1\0\n", 3), 3); /* "1" as a C string */
+        }
+        write_file_at(fd, "bad/cpuset.cpus.effective", "3-1\n");
+        write_file_at(fd, "proc/42/cgroup", "0::/a/b\n");
+        write_file_at(fd, "proc/43/cgroup", "0::/\n");
+        return tmp;
+}
+
+static bool mask_is(const CpuMask *m, const char *want) {
+        _cleanup_free_ char *got = NULL;
+
+        cr_assert_eq(cpumask_format(m, &got), 0);
+        return streq(got, want);
+}
+
+Test(cgroup_cpuset, v2_reads_the_effective_file_or_the_nearest_ancestors) {
+        _cleanup_free_ char *tmp = cpuset_tree();
+        _cleanup_free_ CgroupLayout *l = v2_layout_at(tmp);
+        _cleanup_cpumask_ CpuMask *a = NULL, *ab = NULL, *root = NULL;
+
+        cr_assert_eq(cgroup_read_cpuset_cpus(l, "a", 8, &a), 0);
+        cr_expect(mask_is(a, "2-3"));
+        cr_assert_eq(cgroup_read_cpuset_cpus(l, "a/b", 8, &ab), 0);
+        cr_expect(mask_is(ab, "2-3"), "a/b has no file: a's");
+        cr_assert_eq(cgroup_read_cpuset_cpus(l, "", 8, &root), 0);
+        cr_expect(mask_is(root, "0-7"));
+        rm_rf(tmp);
+}
+
+Test(cgroup_cpuset, errors_are_sorted_and_write_nothing) {
+        _cleanup_free_ char *tmp = cpuset_tree();
+        _cleanup_free_ CgroupLayout *l = v2_layout_at(tmp);
+        CgroupLayout nocpuset = *l;
+        CpuMask *m = NULL;
+
+        nocpuset.cpuset_path[0] = '\0';
+        cr_expect_eq(cgroup_read_cpuset_cpus(&nocpuset, "a", 8, &m), -EOPNOTSUPP);
+        cr_expect_eq(cgroup_read_cpuset_cpus(l, "nul", 8, &m), -EBADMSG);
+        cr_expect_lt(cgroup_read_cpuset_cpus(l, "bad", 8, &m), 0);
+        cr_expect_lt(cgroup_read_cpuset_cpus(l, "a", 2, &m), 0, "CPU 3 beyond a capacity of 2");
+        cr_expect_eq(cgroup_read_cpuset_cpus(l, "../a", 8, &m), -EINVAL);
+        cr_expect_eq(cgroup_read_cpuset_cpus(l, "a", 8, NULL), -EINVAL);
+        cr_expect_null(m);
+        rm_rf(tmp);
+}
+
+Test(cgroup_cpuset, v1_falls_back_to_cpuset_cpus_on_old_kernels) {
+        _cleanup_free_ char *tmp = make_tmpdir();
+        _cleanup_close_ int fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_cpumask_ CpuMask *m = NULL, *e = NULL;
+        CgroupLayout l = { .mode = CGROUP_MODE_V1 };
+
+        cr_assert_geq(fd, 0);
+        (void) snprintf(l.cpuset_path, sizeof l.cpuset_path, "%s", tmp);
+        write_file_at(fd, "g/cpuset.cpus", "1\n");
+        write_file_at(fd, "h/cpuset.effective_cpus", "0\n");
+        write_file_at(fd, "h/cpuset.cpus", "0-1\n");
+        cr_assert_eq(cgroup_read_cpuset_cpus(&l, "g", 4, &m), 0);
+        cr_expect(mask_is(m, "1"));
+        cr_assert_eq(cgroup_read_cpuset_cpus(&l, "h", 4, &e), 0);
+        cr_expect(mask_is(e, "0"), "effective_cpus first");
+        rm_rf(tmp);
+}
+
+Test(cgroup_cpuset, task_cpuset_follows_its_proc_cgroup_line) {
+        _cleanup_free_ char *tmp = cpuset_tree(), *proc = NULL;
+        _cleanup_free_ CgroupLayout *l = v2_layout_at(tmp);
+        _cleanup_cpumask_ CpuMask *m = NULL, *r = NULL;
+        _cleanup_close_ int proc_fd = -EBADF;
+        CpuMask *none = NULL;
+
+        cr_assert_gt(asprintf(&proc, "%s/proc", tmp), 0);
+        proc_fd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        cr_assert_geq(proc_fd, 0);
+        cr_assert_eq(cgroup_read_task_cpuset_cpus(l, proc_fd, 42, 8, &m), 0);
+        cr_expect(mask_is(m, "2-3"));
+        cr_assert_eq(cgroup_read_task_cpuset_cpus(l, proc_fd, 43, 8, &r), 0);
+        cr_expect(mask_is(r, "0-7"));
+        cr_expect_eq(cgroup_read_task_cpuset_cpus(l, proc_fd, 44, 8, &none), -ESRCH);
+        cr_expect_null(none);
+        rm_rf(tmp);
 }

@@ -419,3 +419,77 @@ Test(fileio, write_full_writes_everything_and_reports_errors) {
         cr_expect_eq(write_full(tmp_fd, "x", 1), -EBADF, "a directory opened read-only");
         cr_expect_eq(write_full(-1, "", 0), 0, "nothing to write");
 }
+
+/* ---- read_text_*: the same, refusing a NUL byte in the data */
+
+Test(fileio, text_reads_a_file_without_nuls) {
+        _cleanup_free_ char *got = NULL;
+        size_t size = SIZE_SENTINEL;
+
+        write_bytes("t", "cpu 1 2\n", 8);
+        cr_assert_eq(read_text_at(tmp_fd, "t", 64, &got, &size), 0);
+        cr_expect_str_eq(got, "cpu 1 2\n");
+        cr_expect_eq(size, 8);
+}
+
+Test(fileio, text_with_a_nul_anywhere_is_ebadmsg_and_writes_no_output) {
+        static const struct {
+                const char *data;
+                size_t len;
+        } cases[] = { { "\0", 1 }, { "\0abc\n", 6 }, { "ab\0c\n", 5 }, { "abc\n\0", 5 } };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                char *got = sentinel_text;
+                size_t size = SIZE_SENTINEL;
+
+                write_bytes("nul", cases[i].data, cases[i].len);
+                cr_expect_eq(read_text_at(tmp_fd, "nul", 64, &got, &size), -EBADMSG, "case %zu", i);
+                cr_expect_eq(got, sentinel_text, "case %zu", i);
+                cr_expect_eq(size, SIZE_SENTINEL, "case %zu", i);
+        }
+}
+
+Test(fileio, text_passes_read_errors_through) {
+        _cleanup_free_ char *big = write_pattern("big", 65);
+        char *got = sentinel_text;
+
+        cr_expect_eq(read_text_at(tmp_fd, "missing", 64, &got, NULL), -ENOENT);
+        cr_expect_eq(read_text_at(tmp_fd, "big", 64, &got, NULL), -EFBIG);
+        cr_expect_eq(read_text_at(tmp_fd, "big", 64, NULL, NULL), -EINVAL);
+        cr_expect_eq(got, sentinel_text);
+}
+
+Test(fileio, text_into_refuses_a_nul_and_keeps_len) {
+        _cleanup_close_ int fd = -EBADF, fd2 = -EBADF;
+        char buf[8];
+        size_t len = SIZE_SENTINEL;
+
+        write_bytes("nul", "ab\0", 3);
+        fd = open_tmp("nul");
+        cr_expect_eq(read_text_into(fd, buf, sizeof buf, &len), -EBADMSG);
+        cr_expect_eq(len, SIZE_SENTINEL);
+        write_bytes("ok", "0-3\n", 4);
+        fd2 = open_tmp("ok");
+        cr_assert_eq(read_text_into(fd2, buf, sizeof buf, &len), 0);
+        cr_expect_str_eq(buf, "0-3\n");
+        cr_expect_eq(len, 4);
+}
+
+Test(fileio, text_fd_reads_from_the_offset_and_refuses_a_nul) {
+        _cleanup_close_ int fd = -EBADF, fd2 = -EBADF;
+        _cleanup_free_ char *got = NULL;
+        char *none = sentinel_text;
+        size_t size = SIZE_SENTINEL;
+
+        write_bytes("t", "skip:0-3\n", 9);
+        fd = open_tmp("t");
+        cr_assert_eq(lseek(fd, 5, SEEK_SET), 5);
+        cr_assert_eq(read_text_fd(fd, 64, &got, &size), 0);
+        cr_expect_str_eq(got, "0-3\n");
+        cr_expect_eq(size, 4);
+        write_bytes("nul", "a\0", 2);
+        fd2 = open_tmp("nul");
+        cr_expect_eq(read_text_fd(fd2, 64, &none, NULL), -EBADMSG);
+        cr_expect_eq(none, sentinel_text);
+        cr_expect_eq(read_text_fd(-EBADF, 64, &none, NULL), -EBADF);
+}

@@ -17,7 +17,9 @@
 #include <unistd.h>
 
 #include "actuator.h"
+#include "cgroup-tree.h"
 #include "cgroup.h"
+#include "clock.h"
 #include "macro.h"
 #include "record.h"
 #include "sampler.h"
@@ -764,11 +766,6 @@ static struct {
 
 static int sync_pipe[2] = { -1, -1 };
 
-static void closedirp(DIR **d) {
-        if (*d)
-                (void) closedir(*d);
-}
-
 static bool live_dir_exists(const char *base, const char *group) {
         _cleanup_free_ char *p = NULL;
         struct stat st;
@@ -890,13 +887,6 @@ static pid_t live_spawn(void (*body)(void)) {
         return pid;
 }
 
-static uint64_t mono_usec(void) {
-        struct timespec ts;
-
-        cr_assert_eq(clock_gettime(CLOCK_MONOTONIC, &ts), 0);
-        return (uint64_t) ts.tv_sec * SEC + (uint64_t) ts.tv_nsec / 1000u;
-}
-
 static void sleep_ms(long ms) {
         struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
 
@@ -909,7 +899,7 @@ static const PolicySnapshot *live_sample(Sampler *s, const SamplerSystem **ret_s
         const SamplerSystem *sys = NULL;
         int r;
 
-        r = sampler_sample(s, &live.t, NULL, mono_usec(), &snap, &sys);
+        r = sampler_sample(s, &live.t, NULL, now_usec(), &snap, &sys);
         cr_assert_eq(r, 0, "sampler_sample: %s", strerror(-r));
         if (ret_sys)
                 *ret_sys = sys;
@@ -917,7 +907,7 @@ static const PolicySnapshot *live_sample(Sampler *s, const SamplerSystem **ret_s
 }
 
 static unsigned count_fds(void) {
-        _cleanup_(closedirp) DIR *d = opendir("/proc/self/fd");
+        _cleanup_closedir_ DIR *d = opendir("/proc/self/fd");
         unsigned n = 0;
 
         cr_assert_not_null(d);
@@ -1131,9 +1121,9 @@ Test(sampler_live, a_mask_the_actuator_set_is_ours_not_foreign) {
                            .to_node = topology_cpu_node(live.topo, 1),
                            .mask = cpu1 };
         plan = (Plan){ .moves = &move, .n_moves = 1 };
-        now = mono_usec();
+        now = now_usec();
         cr_assert_eq(actuator_apply(a, &plan, snap, /* dry_run= */ false, 0, now), 0);
-        cr_assert_eq(sampler_sample(live.s, &live.t, actuator_record(a), mono_usec(), &snap, &sys),
+        cr_assert_eq(sampler_sample(live.s, &live.t, actuator_record(a), now_usec(), &snap, &sys),
                      0);
         cr_assert_eq(snap->n_tasks, 1);
         cr_expect(snap->tasks[0].ours, "the actuator set this mask");
@@ -1143,7 +1133,7 @@ Test(sampler_live, a_mask_the_actuator_set_is_ours_not_foreign) {
         CPU_ZERO(&set);
         CPU_SET(0, &set);
         cr_assert_eq(sched_setaffinity(pid, sizeof set, &set), 0);
-        cr_assert_eq(sampler_sample(live.s, &live.t, actuator_record(a), mono_usec(), &snap, &sys),
+        cr_assert_eq(sampler_sample(live.s, &live.t, actuator_record(a), now_usec(), &snap, &sys),
                      0);
         cr_expect_not(snap->tasks[0].ours);
         cr_expect(snap->tasks[0].foreign);

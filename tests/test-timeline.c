@@ -15,6 +15,7 @@
 #include <json-c/json.h>
 #undef json_bool
 
+#include "clock.h"
 #include "testutil.h"
 #include "event.h"
 #include "timeline.h"
@@ -319,13 +320,6 @@ Test(timeline_events, pipe_lines_are_read_as_they_come) {
 }
 
 /* ---- this machine's /proc */
-
-static uint64_t now_usec(void) {
-        struct timespec ts;
-
-        cr_assert_eq(clock_gettime(CLOCK_MONOTONIC, &ts), 0);
-        return (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
-}
 
 /* While this process spins on one CPU, the machine is at least ~1 busy CPU and at most all. */
 Test(timeline_sample, real_proc) {
