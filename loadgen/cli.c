@@ -23,6 +23,11 @@ int cli_install_stop_handlers(void) {
         return 0;
 }
 
+void cli_stop_rearm(void) {
+        cli_stop = 0;
+        (void) cli_install_stop_handlers();
+}
+
 int cli_interrupted(void) {
         log_error(
                 "Interrupted: every process of the run was ended, its cgroups and files removed.");

@@ -4,7 +4,7 @@
 /*
  * What every loadgen command shares: the options that place a run (--cpus, --mem, --dir,
  * --other-dir, --quick, --no-sandbox), making the run's sandbox with an error a user can act on,
- * the SIGINT/SIGTERM flag every command polls, and the exit codes.
+ * the SIGINT/SIGTERM flag every command (and every process it forks) polls, and the exit codes.
  */
 
 #include <signal.h>
@@ -23,6 +23,13 @@ extern volatile sig_atomic_t cli_stop;
 
 /* Sets cli_stop on SIGINT and SIGTERM, without SA_RESTART: a sleep or wait returns at once. */
 int cli_install_stop_handlers(void);
+
+/*
+ * For a process loadgen forked that ends on its own SIGINT or SIGTERM (a load, a scenario's
+ * instance, a ring member): its copy of cli_stop cleared and the handlers above installed, so
+ * the one flag serves it too. Async-signal-safe.
+ */
+void cli_stop_rearm(void);
 
 /* Logs that the run was interrupted and cleaned up; returns the shell's code for the signal. */
 int cli_interrupted(void);

@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -26,6 +25,7 @@
 #include <unistd.h>
 
 #include "benchmark.h"
+#include "child.h"
 #include "cli.h"
 #include "compare.h"
 #include "config.h"
@@ -820,86 +820,42 @@ static int make_row_config(Compare *c, size_t index, const char *base, const cha
 
 /* ---- child processes */
 
-/* The process side of a fork for a child of compare: dies with loadgen (a daemon restores what
- * it changed on SIGTERM; a suite cleans up), stdin from /dev/null, stdout (and stderr) to
- * out_fd if it is not negative. */
-static void child_setup(pid_t parent, int out_fd, bool stderr_too) {
-        int null_fd;
+/* Variables of loadgen's own service manager that are not the daemon's: its stderr is our pipe,
+ * its readiness goes to our socket. */
+static const char *const daemon_env_drop[] = { "JOURNAL_STREAM", "WATCHDOG_USEC", "WATCHDOG_PID",
+                                               "LISTEN_FDS",     "LISTEN_PID",    "NOTIFY_SOCKET" };
 
-        (void) prctl(PR_SET_PDEATHSIG, SIGTERM);
-        if (getppid() != parent)
-                _exit(EXIT_FAILURE);
-        null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        if (null_fd < 0 || dup2(null_fd, STDIN_FILENO) < 0)
-                _exit(EXIT_FAILURE);
-        if (out_fd >= 0 &&
-            (dup2(out_fd, STDOUT_FILENO) < 0 || (stderr_too && dup2(out_fd, STDERR_FILENO) < 0)))
-                _exit(EXIT_FAILURE);
-        (void) signal(SIGINT, SIG_DFL);
-        (void) signal(SIGTERM, SIG_DFL);
-}
+/*
+ * Starts a child of compare: it dies with loadgen (a daemon restores what it changed on SIGTERM;
+ * a suite cleans up), stdin from /dev/null, stdout (and stderr) to a pipe in ret->out_fd.
+ */
+static int spawn(const char *path, char *const argv[], bool stderr_too, bool daemon,
+                 const char *notify_path, Child *ret) {
+        _cleanup_free_ char *notify = NULL;
+        _cleanup_free_ char **envp = NULL;
+        ChildSpec spec = {
+                .exec_path = path,
+                .argv = (const char *const *) argv,
+                .pdeathsig = SIGTERM,
+                /* The daemon in its own process group: a terminal's Ctrl-C reaches loadgen,
+                 * which stops the suite first and the daemon last. */
+                .new_pgrp = daemon,
+                .exec_error_to_stderr = true,
+                .stdin_fd = CHILD_FD_NULL,
+                .stdout_fd = CHILD_FD_PIPE,
+                .stderr_fd = stderr_too ? CHILD_FD_PIPE : CHILD_FD_INHERIT,
+        };
 
-typedef struct Child {
-        pid_t pid; /* 0 once reaped */
-        int status;
-        int fd; /* its stdout (a suite) or stdout+stderr (the daemon); -1 at EOF */
-} Child;
-
-/* Reaps the child if it exited: true then, with its status. */
-static bool child_reap(Child *ch) {
-        pid_t p;
-
-        if (ch->pid <= 0)
-                return ch->pid == 0;
-        p = waitpid(ch->pid, &ch->status, WNOHANG);
-        if (p == ch->pid)
-                ch->pid = 0;
-        else if (p < 0 && errno == ECHILD) {
-                ch->pid = 0;
-                ch->status = W_EXITCODE(EXIT_FAILURE, 0);
-        }
-        return ch->pid == 0;
-}
-
-static int spawn(const char *path, char *const argv[], int *ret_fd, bool stderr_too, bool daemon,
-                 const char *notify_path, pid_t *ret_pid) {
-        pid_t parent = getpid(), pid;
-        int fds[2];
-
-        if (pipe2(fds, O_CLOEXEC) < 0)
-                return negative_errno();
-        pid = fork();
-        if (pid < 0) {
-                int r = negative_errno();
-
-                (void) close(fds[0]);
-                (void) close(fds[1]);
-                return r;
-        }
-        if (pid == 0) {
-                child_setup(parent, fds[1], stderr_too);
-                if (daemon) {
-                        /* Its own process group: a terminal's Ctrl-C reaches loadgen, which
-                         * stops the suite first and the daemon last. */
-                        (void) setpgid(0, 0);
-                        (void) unsetenv("JOURNAL_STREAM"); /* stderr is our pipe */
-                        (void) unsetenv("WATCHDOG_USEC");
-                        (void) unsetenv("WATCHDOG_PID");
-                        (void) unsetenv("LISTEN_FDS");
-                        (void) unsetenv("LISTEN_PID");
-                        if (setenv("NOTIFY_SOCKET", notify_path, 1) < 0)
-                                _exit(EXIT_FAILURE);
-                } else
-                        (void) unsetenv("NOTIFY_SOCKET");
-                execv(path, argv);
-                fprintf(stderr, "loadgen: Failed to execute %s: %s\n", path, strerror(errno));
-                _exit(127);
-        }
-        (void) close(fds[1]);
-        (void) fcntl(fds[0], F_SETFL, O_NONBLOCK);
-        *ret_fd = fds[0];
-        *ret_pid = pid;
-        return 0;
+        if (daemon && asprintf(&notify, "NOTIFY_SOCKET=%s", notify_path) < 0)
+                return -ENOMEM;
+        if (daemon)
+                envp = child_environ(daemon_env_drop, ELEMENTSOF(daemon_env_drop), notify);
+        else /* the suite reports to no one */
+                envp = child_environ((const char *const[]){ "NOTIFY_SOCKET" }, 1, NULL);
+        if (!envp)
+                return -ENOMEM;
+        spec.envp = envp;
+        return child_spawn(&spec, ret);
 }
 
 /* ---- the daemon of a row */
@@ -915,8 +871,9 @@ typedef struct Daemon {
 } Daemon;
 
 static void daemon_done(Daemon *d) {
-        if (d->ch.fd >= 0)
-                (void) close(d->ch.fd);
+        if (d->ch.out_fd >= 0)
+                (void) close(d->ch.out_fd);
+        child_done(&d->ch);
         if (d->log_fd >= 0)
                 (void) close(d->log_fd);
         for (size_t i = 0; i < DAEMON_TAIL_LINES; i++)
@@ -945,9 +902,9 @@ static void daemon_read(Daemon *d, Row *row) {
                 ssize_t k;
                 char *nl;
 
-                if (d->ch.fd < 0)
+                if (d->ch.out_fd < 0)
                         return;
-                k = read(d->ch.fd, d->line + d->len, DAEMON_LINE_MAX - d->len);
+                k = read(d->ch.out_fd, d->line + d->len, DAEMON_LINE_MAX - d->len);
                 if (k < 0 && (errno == EAGAIN || errno == EINTR))
                         return;
                 if (k <= 0) { /* EOF, or an error: no more lines */
@@ -956,8 +913,8 @@ static void daemon_read(Daemon *d, Row *row) {
                                 daemon_line(d, row, d->line);
                         }
                         d->len = 0;
-                        (void) close(d->ch.fd);
-                        d->ch.fd = -1;
+                        (void) close(d->ch.out_fd);
+                        d->ch.out_fd = -1;
                         return;
                 }
                 d->len += (size_t) k;
@@ -1036,8 +993,8 @@ static int daemon_start(Compare *c, Row *row, size_t index, Daemon *d) {
         r = check_no_daemon_running(c, /* verbose= */ false);
         if (r < 0)
                 return r;
-        r = spawn(c->daemon_path, argv, &d->ch.fd, /* stderr_too= */ true, /* daemon= */ true,
-                  c->notify_path, &d->ch.pid);
+        r = spawn(c->daemon_path, argv, /* stderr_too= */ true, /* daemon= */ true, c->notify_path,
+                  &d->ch);
         if (r < 0)
                 return log_error_errno(r, "Failed to start %s: %m", c->daemon_path);
         log_info("Row %s: started %s --config %s (pid %d).", row->name, c->daemon_path,
@@ -1045,7 +1002,7 @@ static int daemon_start(Compare *c, Row *row, size_t index, Daemon *d) {
         deadline = now_usec() + DAEMON_READY_TIMEOUT_USEC;
         for (;;) {
                 struct pollfd p[2] = { { .fd = c->notify_fd, .events = POLLIN },
-                                       { .fd = d->ch.fd, .events = POLLIN } };
+                                       { .fd = d->ch.out_fd, .events = POLLIN } };
                 char why[128];
 
                 if (notify_ready(c->notify_fd))
@@ -1063,7 +1020,7 @@ static int daemon_start(Compare *c, Row *row, size_t index, Daemon *d) {
                                  DAEMON_READY_TIMEOUT_USEC / USEC_PER_SEC);
                         return daemon_failed(c, d, row, why);
                 }
-                (void) poll(p, d->ch.fd >= 0 ? 2 : 1, POLL_MAX_MSEC);
+                (void) poll(p, d->ch.out_fd >= 0 ? 2 : 1, POLL_MAX_MSEC);
         }
 }
 
@@ -1074,15 +1031,13 @@ static int daemon_stop(Compare *c, Row *row, Daemon *d) {
 
         if (d->ch.pid <= 0)
                 return 0;
-        (void) kill(d->ch.pid, SIGTERM);
+        (void) child_signal(&d->ch, SIGTERM);
         while (!child_reap(&d->ch)) {
-                struct pollfd p = { .fd = d->ch.fd, .events = POLLIN };
+                struct pollfd p = { .fd = d->ch.out_fd, .events = POLLIN };
 
                 daemon_read(d, row);
                 if (now_usec() > deadline) {
-                        (void) kill(d->ch.pid, SIGKILL);
-                        (void) waitpid(d->ch.pid, NULL, 0);
-                        d->ch.pid = 0;
+                        child_kill(&d->ch);
                         snprintf(why, sizeof why,
                                  "did not stop within %" PRIu64
                                  " s of SIGTERM and was killed: what it changed may not be "
@@ -1090,7 +1045,7 @@ static int daemon_stop(Compare *c, Row *row, Daemon *d) {
                                  DAEMON_STOP_TIMEOUT_USEC / USEC_PER_SEC);
                         return daemon_failed(c, d, row, why);
                 }
-                if (d->ch.fd >= 0)
+                if (d->ch.out_fd >= 0)
                         (void) poll(&p, 1, POLL_MAX_MSEC);
                 else
                         (void) usleep(POLL_MAX_MSEC * 1000);
@@ -1116,14 +1071,14 @@ static void output_read(Child *ch, Output *o) {
                 char chunk[65536];
                 ssize_t k;
 
-                if (ch->fd < 0)
+                if (ch->out_fd < 0)
                         return;
-                k = read(ch->fd, chunk, sizeof chunk);
+                k = read(ch->out_fd, chunk, sizeof chunk);
                 if (k < 0 && (errno == EAGAIN || errno == EINTR))
                         return;
                 if (k <= 0) {
-                        (void) close(ch->fd);
-                        ch->fd = -1;
+                        (void) close(ch->out_fd);
+                        ch->out_fd = -1;
                         return;
                 }
                 if (o->len + (size_t) k > OUTPUT_MAX ||
@@ -1159,8 +1114,7 @@ static int suite_start(Compare *c, Row *row, size_t index, Child *s) {
         if (c->suite->takes_label)
                 argv[n++] = label;
         argv[n++] = json;
-        r = spawn(c->self_path, argv, &s->fd, /* stderr_too= */ false, /* daemon= */ false, NULL,
-                  &s->pid);
+        r = spawn(c->self_path, argv, /* stderr_too= */ false, /* daemon= */ false, NULL, s);
         if (r < 0)
                 return log_error_errno(r, "Failed to start loadgen %s: %m", c->suite->name);
         log_info("Row %s: started loadgen %s (pid %d).", row->name, c->suite->name, (int) s->pid);
@@ -1174,7 +1128,7 @@ static int suite_start(Compare *c, Row *row, size_t index, Child *s) {
  * suite or the daemon failed.
  */
 static int suite_run(Compare *c, Row *row, size_t index, Daemon *d) {
-        Child s = { .fd = -1 };
+        Child s = CHILD_NULL;
         Output out = { 0 };
         uint64_t next_sample = now_usec() + SAMPLE_INTERVAL_USEC, stop_deadline = 0;
         bool daemon_died = false;
@@ -1185,8 +1139,8 @@ static int suite_run(Compare *c, Row *row, size_t index, Daemon *d) {
         if (r < 0)
                 return r;
         while (!child_reap(&s)) {
-                struct pollfd p[3] = { { .fd = s.fd, .events = POLLIN },
-                                       { .fd = d ? d->ch.fd : -1, .events = POLLIN },
+                struct pollfd p[3] = { { .fd = s.out_fd, .events = POLLIN },
+                                       { .fd = d ? d->ch.out_fd : -1, .events = POLLIN },
                                        { .fd = c->notify_fd, .events = POLLIN } };
                 uint64_t now = now_usec();
                 int timeout = POLL_MAX_MSEC;
@@ -1201,14 +1155,14 @@ static int suite_run(Compare *c, Row *row, size_t index, Daemon *d) {
                 timeout = (int) MIN((uint64_t) timeout,
                                     (next_sample - MIN(next_sample, now)) / 1000 + 1);
                 if ((cli_stop || daemon_died) && stop_deadline == 0) {
-                        (void) kill(s.pid, cli_stop ? (int) cli_stop : SIGTERM);
+                        (void) child_signal(&s, cli_stop ? (int) cli_stop : SIGTERM);
                         stop_deadline = now + SUITE_STOP_TIMEOUT_USEC;
                 } else if (stop_deadline > 0 && now > stop_deadline) {
                         log_error("loadgen %s did not end within %" PRIu64
                                   " s of the signal: killing it; the next run removes what it "
                                   "left.",
                                   c->suite->name, SUITE_STOP_TIMEOUT_USEC / USEC_PER_SEC);
-                        (void) kill(s.pid, SIGKILL);
+                        (void) child_signal(&s, SIGKILL);
                 }
                 if (d && !daemon_died && child_reap(&d->ch)) {
                         daemon_read(d, row);
@@ -1221,8 +1175,9 @@ static int suite_run(Compare *c, Row *row, size_t index, Daemon *d) {
                 (void) notify_ready(c->notify_fd); /* STATUS= lines: not kept */
         }
         output_read(&s, &out); /* what is left; a grandchild holding the pipe is not waited for */
-        if (s.fd >= 0)
-                (void) close(s.fd);
+        if (s.out_fd >= 0)
+                (void) close(s.out_fd);
+        child_done(&s);
         row->output = out.buf ? out.buf : strdup("");
         if (!row->output)
                 return log_error_errno(ENOMEM, "Out of memory.");
@@ -1253,7 +1208,7 @@ static int suite_run(Compare *c, Row *row, size_t index, Daemon *d) {
 
 static int row_run(Compare *c, size_t index) {
         Row *row = &c->rows[index];
-        Daemon d = { .ch = { .fd = -1 }, .log_fd = -1 };
+        Daemon d = { .ch = CHILD_NULL, .log_fd = -1 };
         uint64_t start;
         int r, k;
 
