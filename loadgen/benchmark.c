@@ -361,18 +361,19 @@ int bench_main(const char *name, const char *json_arg, const CliCommon *co, Benc
 /* ---- the report */
 
 int bench_report_open(BenchReport *r, const char *json_arg, const char *name, const Sandbox *sb) {
+        bool owned;
+        int k;
+
         *r = (BenchReport){ .table = stdout };
-        if (!json_arg)
+        k = cli_json_open(json_arg, &r->json.f, &owned);
+        if (k < 0)
+                return k;
+        if (!r->json.f)
                 return 0;
-        if (json_arg[0] == '\0' || streq(json_arg, "-")) {
+        if (owned)
+                r->json_file = r->json.f;
+        else
                 r->table = NULL;
-                r->json.f = stdout;
-        } else {
-                r->json_file = fopen(json_arg, "we");
-                if (!r->json_file)
-                        return log_error_errno(errno, "Failed to open %s: %m", json_arg);
-                r->json.f = r->json_file;
-        }
         json_begin(&r->json, '{');
         json_string(&r->json, "loadgen", CGBALANCE_VERSION);
         json_string(&r->json, "benchmark", name);

@@ -74,7 +74,8 @@ typedef struct Compare {
         size_t n_suite_args;
         Row *rows;
         size_t n_rows;
-        const char *json_path;
+        const char *json_path; /* --json=FILE */
+        bool json_stdout; /* --json: the JSON on stdout instead of the table */
         const char *daemon_arg; /* --daemon */
         char *daemon_path;
         char *self_path; /* loadgen's own executable */
@@ -848,6 +849,41 @@ static int print_table(const Compare *c) {
         return fflush(stdout) == 0 ? 0 : log_error_errno(EIO, "Failed to write the table: %m");
 }
 
+/* Every row's config, the suite's JSON and the timeline, as one JSON object. */
+static void compose_json(const Compare *c, Json *j) {
+        json_begin(j, '{');
+        json_string(j, "loadgen", CGBALANCE_VERSION);
+        json_string(j, "command", c->command);
+        json_string(j, "suite", c->suite->name);
+        json_key(j, "suite_args");
+        json_begin(j, '[');
+        for (size_t i = 0; i < c->n_suite_args; i++)
+                json_string(j, NULL, c->suite_args[i]);
+        json_end(j, ']');
+        json_key(j, "rows");
+        json_begin(j, '[');
+        for (size_t i = 0; i < c->n_rows; i++) {
+                const Row *row = &c->rows[i];
+
+                json_begin(j, '{');
+                json_string(j, "name", row->name);
+                json_bool(j, "daemon", row->daemon);
+                if (row->config_text)
+                        json_string(j, "config", row->config_text);
+                else
+                        json_null(j, "config");
+                if (row->log_path)
+                        json_string(j, "daemon_log", row->log_path);
+                json_u64(j, "elapsed_usec", row->elapsed_usec);
+                json_raw(j, "result", row->result);
+                timeline_write_json(row->timeline, j, "timeline");
+                json_end(j, '}');
+        }
+        json_end(j, ']');
+        json_end(j, '}');
+}
+
+/* --json=FILE: written whole or not at all (a temporary file renamed). */
 static int write_json(const Compare *c) {
         _cleanup_free_ char *tmp = NULL;
         Json j = { 0 };
@@ -858,36 +894,7 @@ static int write_json(const Compare *c) {
         j.f = fopen(tmp, "we");
         if (!j.f)
                 return log_error_errno(errno, "Failed to write %s: %m", tmp);
-        json_begin(&j, '{');
-        json_string(&j, "loadgen", CGBALANCE_VERSION);
-        json_string(&j, "command", c->command);
-        json_string(&j, "suite", c->suite->name);
-        json_key(&j, "suite_args");
-        json_begin(&j, '[');
-        for (size_t i = 0; i < c->n_suite_args; i++)
-                json_string(&j, NULL, c->suite_args[i]);
-        json_end(&j, ']');
-        json_key(&j, "rows");
-        json_begin(&j, '[');
-        for (size_t i = 0; i < c->n_rows; i++) {
-                const Row *row = &c->rows[i];
-
-                json_begin(&j, '{');
-                json_string(&j, "name", row->name);
-                json_bool(&j, "daemon", row->daemon);
-                if (row->config_text)
-                        json_string(&j, "config", row->config_text);
-                else
-                        json_null(&j, "config");
-                if (row->log_path)
-                        json_string(&j, "daemon_log", row->log_path);
-                json_u64(&j, "elapsed_usec", row->elapsed_usec);
-                json_raw(&j, "result", row->result);
-                timeline_write_json(row->timeline, &j, "timeline");
-                json_end(&j, '}');
-        }
-        json_end(&j, ']');
-        json_end(&j, '}');
+        compose_json(c, &j);
         if (ferror(j.f))
                 r = -EIO;
         if (fclose(j.f) != 0 && r == 0)
@@ -926,10 +933,11 @@ static void help(bool sweep) {
                        "\n"
                        "  -c --config=FILE       A configuration to compare (repeatable).\n");
         printf("     --no-daemon         First a row with no " DAEMON_NAME " running.\n"
-               "     --json=FILE         Every row's config, the suite's own JSON and the\n"
+               "  -j --json[=FILE]       Every row's config, the suite's own JSON and the\n"
                "                         timeline (per-node load each second, the daemon's\n"
-               "                         moves), for loadgen plot; each daemon's log is\n"
-               "                         kept beside it, in FILE.daemon-ROW.log.\n"
+               "                         moves), for loadgen plot: on stdout instead of the\n"
+               "                         table, or in FILE beside it; with FILE each daemon's\n"
+               "                         log is kept beside it, in FILE.daemon-ROW.log.\n"
                "     --daemon=PATH       The " DAEMON_NAME " to run (default: the one beside\n"
                "                         loadgen, in ../sbin from it, or in $PATH).\n"
                "  -h --help              Show this help.\n"
@@ -958,11 +966,11 @@ static void args_done(Args *a) {
 
 /* Options before "--", SUITE and its options after. 1 after --help, 0, or -EINVAL (logged). */
 static int parse_args(int argc, char *argv[], bool sweep, Compare *c, Args *a) {
-        enum { ARG_NO_DAEMON = 0x100, ARG_JSON, ARG_DAEMON };
+        enum { ARG_NO_DAEMON = 0x100, ARG_DAEMON };
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
                 { "no-daemon", no_argument, NULL, ARG_NO_DAEMON },
-                { "json", required_argument, NULL, ARG_JSON },
+                CLI_OPT_JSON,
                 { "daemon", required_argument, NULL, ARG_DAEMON },
                 { "help", no_argument, NULL, 'h' },
                 {},
@@ -972,7 +980,7 @@ static int parse_args(int argc, char *argv[], bool sweep, Compare *c, Args *a) {
         while (dd < argc && !streq(argv[dd], "--"))
                 dd++;
         optind = 0;
-        while ((ch = getopt_long(dd, argv, "c:h", options, NULL)) >= 0) {
+        while ((ch = getopt_long(dd, argv, "c:" CLI_SHORT_JSON "h", options, NULL)) >= 0) {
                 switch (ch) {
                 case 'c':
                         if (sweep && a->n_configs > 0) {
@@ -982,7 +990,10 @@ static int parse_args(int argc, char *argv[], bool sweep, Compare *c, Args *a) {
                         a->configs[a->n_configs++] = optarg;
                         break;
                 case ARG_NO_DAEMON: a->no_daemon = true; break;
-                case ARG_JSON: c->json_path = optarg; break;
+                case 'j':
+                        c->json_stdout = cli_json_to(optarg ? optarg : "") == CLI_JSON_STDOUT;
+                        c->json_path = c->json_stdout ? NULL : optarg;
+                        break;
                 case ARG_DAEMON: c->daemon_arg = optarg; break;
                 case 'h': help(sweep); return 1;
                 default: return -EINVAL;
@@ -1167,6 +1178,10 @@ static int run(int argc, char *argv[], bool sweep) {
                         return cli_interrupted();
                 if (r < 0)
                         return r == -EINVAL ? EXIT_USAGE : 1;
+        }
+        if (c.json_stdout) {
+                compose_json(&c, &(Json){ .f = stdout });
+                return fflush(stdout) == 0 ? 0 : 1;
         }
         if (print_table(&c) < 0)
                 return 1;

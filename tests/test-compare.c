@@ -226,7 +226,7 @@ static void expect_no_suite_group_left(const char *err) {
 }
 
 Test(run, compare_runs_the_suite_without_and_with_the_daemon, .timeout = 300) {
-        _cleanup_free_ char *dir = NULL, *json = NULL, *log = NULL, *text = NULL;
+        _cleanup_free_ char *dir = NULL, *json = NULL, *jarg = NULL, *log = NULL, *text = NULL;
         json_object *root, *rows;
         double t0 = 0, t1 = 0;
         Run r;
@@ -234,8 +234,9 @@ Test(run, compare_runs_the_suite_without_and_with_the_daemon, .timeout = 300) {
         skip_unless_root();
         dir = make_tmpdir();
         cr_assert_gt(asprintf(&json, "%s/r.json", dir), 0);
-        r = run_compare((const char *const[]){ LOADGEN, "compare", "--no-daemon", "--json", json,
-                                               "--", "hackbench", "-g", "1", "-l", "5", NULL });
+        cr_assert_gt(asprintf(&jarg, "--json=%s", json), 0);
+        r = run_compare((const char *const[]){ LOADGEN, "compare", "--no-daemon", jarg, "--",
+                                               "hackbench", "-g", "1", "-l", "5", NULL });
         cr_assert(exited_with(r.status, 0), "status %d, stderr: %s", r.status, r.err);
         cr_expect(starts_with(r.out, "Hackbench:\tno-daemon\tdefault\n1 groups: Time:\t"), "%s",
                   r.out);
@@ -290,16 +291,16 @@ Test(run, compare_runs_the_suite_without_and_with_the_daemon, .timeout = 300) {
 }
 
 Test(run, sweep_gives_a_row_per_value, .timeout = 300) {
-        _cleanup_free_ char *dir = NULL, *json = NULL;
+        _cleanup_free_ char *dir = NULL, *json = NULL, *jarg = NULL;
         json_object *root, *rows;
         Run r;
 
         skip_unless_root();
         dir = make_tmpdir();
         cr_assert_gt(asprintf(&json, "%s/s.json", dir), 0);
-        r = run_compare((const char *const[]){ LOADGEN, "sweep", "imbalance_pct=110,130", "--json",
-                                               json, "--", "hackbench", "-g", "1", "-l", "5",
-                                               NULL });
+        cr_assert_gt(asprintf(&jarg, "-j%s", json), 0); /* -jFILE: --json=FILE */
+        r = run_compare((const char *const[]){ LOADGEN, "sweep", "imbalance_pct=110,130", jarg,
+                                               "--", "hackbench", "-g", "1", "-l", "5", NULL });
         cr_assert(exited_with(r.status, 0), "status %d, stderr: %s", r.status, r.err);
         cr_expect(starts_with(r.out, "Hackbench:\timbalance_pct=110\timbalance_pct=130\n1 groups"),
                   "%s", r.out);
@@ -463,19 +464,19 @@ Test(run, another_cgbalanced_managing_other_groups_is_let_be, .timeout = 300) {
 
 /* SIGINT while the suite runs beside the daemon: both end, the daemon restores, 130. */
 Test(run, sigint_stops_the_suite_and_the_daemon, .timeout = 300) {
-        _cleanup_free_ char *dir = NULL, *json = NULL, *log = NULL, *text = NULL;
+        _cleanup_free_ char *dir = NULL, *json = NULL, *jarg = NULL, *log = NULL, *text = NULL;
         Run r = { 0 };
 
         skip_unless_root();
         dir = make_tmpdir();
         cr_assert_gt(asprintf(&json, "%s/i.json", dir), 0);
         cr_assert_gt(asprintf(&log, "%s.daemon-default.log", json), 0);
+        cr_assert_gt(asprintf(&jarg, "--json=%s", json), 0);
         for (int attempt = 0; attempt < 30; attempt++) {
                 if (attempt > 0)
                         sleep(2);
-                bin_start(&r,
-                          (const char *const[]){ LOADGEN, "compare", "--json", json, "--",
-                                                 "hackbench", "-g", "1", "-l", "1000000", NULL });
+                bin_start(&r, (const char *const[]){ LOADGEN, "compare", jarg, "--", "hackbench",
+                                                     "-g", "1", "-l", "1000000", NULL });
                 /* Until the suite runs beside the ready daemon, or compare refused. */
                 for (int i = 0; i < 1200; i++) {
                         free(text);

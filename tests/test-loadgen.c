@@ -401,6 +401,25 @@ Test(loadgen, json_has_the_same_work_as_text, .timeout = 20) {
         test_dirs_done(&d);
 }
 
+/* --json=FILE: the JSON in FILE, the report still on stdout, as in every command. */
+Test(loadgen, json_file_keeps_the_report_on_stdout, .timeout = 20) {
+        _cleanup_free_ char *path = NULL, *jarg = NULL, *json = NULL;
+        Dirs d = test_dirs();
+        Run r;
+
+        cr_assert_gt(asprintf(&path, "%s/run.json", d.other), 0);
+        cr_assert_gt(asprintf(&jarg, "--json=%s", path), 0);
+        r = bin_run((const char *const[]){ LOADGEN, "run", "no_load", "--no-sandbox", "--duration",
+                                           "0.2", jarg, "--dir", d.dir, NULL });
+        cr_assert(exited_with(r.status, 0), "stderr: %s", r.err);
+        cr_expect(strncmp(r.out, "no_load: ", 9) == 0, "%s", r.out);
+        json = read_all(path);
+        cr_expect(json[0] == '{' && strstr(json, "\"load\": \"no_load\""), "%s", json);
+        (void) unlink(path);
+        bin_run_done(&r);
+        test_dirs_done(&d);
+}
+
 Test(loadgen, no_sandbox_runs_without_cgroups) {
         Dirs d = test_dirs();
         Run r = bin_run((const char *const[]){ LOADGEN, "run", "process_load", "--no-sandbox",
@@ -474,7 +493,7 @@ static double json_load_value(const char *json, const char *name, const char *ke
 /* The timeout bounds a hang, not the speed: with the quick tree process_load alone takes 54 s on
  * a quiet host here (Ratio 22), and the ten loads together went past 300 s. */
 Test(contest, quick_with_every_load_prints_the_seed_tables_and_leaves_nothing, .timeout = 900) {
-        _cleanup_free_ char *json_dir = NULL, *json_path = NULL, *json = NULL;
+        _cleanup_free_ char *json_dir = NULL, *json_path = NULL, *jarg = NULL, *json = NULL;
         Table t[16];
         Dirs d;
         Run r;
@@ -484,9 +503,10 @@ Test(contest, quick_with_every_load_prints_the_seed_tables_and_leaves_nothing, .
         d = test_dirs();
         json_dir = make_tmpdir();
         cr_assert_gt(asprintf(&json_path, "%s/contest.json", json_dir), 0);
+        cr_assert_gt(asprintf(&jarg, "--json=%s", json_path), 0);
         r = bin_run((const char *const[]){ LOADGEN, "contest", "--quick", "--runs", "1", "--label",
-                                           "pri_bon00", "--json", json_path, "--dir", d.dir,
-                                           "--other-dir", d.other, NULL });
+                                           "pri_bon00", jarg, "--dir", d.dir, "--other-dir",
+                                           d.other, NULL });
         cr_assert(exited_with(r.status, 0), "stderr: %s", r.err);
         cr_log_info("%s", r.out);
         n = parse_tables(r.out, t, ELEMENTSOF(t));
@@ -585,6 +605,20 @@ Test(contest, bad_loads_and_numbers_exit_2_before_anything_runs) {
                 cr_expect_str_empty(r.out);
                 bin_run_done(&r);
         }
+}
+
+/* contest's -J FILE is --json=FILE as before; --json takes its FILE after '=' only. */
+Test(contest, json_spellings_before_anything_runs) {
+        Run j = bin_run((const char *const[]){ LOADGEN, "contest", "-J", "/tmp/x.json", "--runs",
+                                               "0", NULL });
+        Run s = bin_run((const char *const[]){ LOADGEN, "contest", "--json", "/tmp/x.json", NULL });
+
+        cr_expect(exited_with(j.status, 2));
+        cr_expect(strstr(j.err, "--runs"), "-J took no FILE: %s", j.err);
+        cr_expect(exited_with(s.status, 2));
+        cr_expect(strstr(s.err, "Unexpected argument \"/tmp/x.json\""), "%s", s.err);
+        bin_run_done(&j);
+        bin_run_done(&s);
 }
 
 Test(contest, row_means_and_ratio) {
