@@ -6,8 +6,8 @@
  * configuration, as the seed mails ran each benchmark once per kernel or tunable value, and its
  * table printed with one row (or column) per configuration.
  *
- *   loadgen compare [--config A.conf ...] [--no-daemon] [--json=FILE] [--daemon=PATH] -- SUITE ...
- *   loadgen sweep KEY=V1,V2,... [--config BASE.conf] [--no-daemon] ... -- SUITE ...
+ *   loadgen compare [--config A.conf ...] [--no-daemon] [--json[=FILE]] [--daemon=PATH] -- SUITE
+ * ... loadgen sweep KEY=V1,V2,... [--config BASE.conf] [--no-daemon] ... -- SUITE ...
  *
  * Each row re-executes loadgen as `loadgen SUITE [OPTIONS] --label=ROW --json=FILE` with its
  * stdout captured; a daemon row starts cgbalanced first (on a config loadgen writes, validated
