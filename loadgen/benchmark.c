@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "cli.h"
 #include "fileio.h"
 #include "load.h"
@@ -235,96 +235,93 @@ int bench_check_tasks(const char *what, uint64_t tasks, uint64_t fds) {
 
 /* ---- running */
 
-#define WAIT_POLL_USEC 10000u
-
 typedef struct Shared {
         int error;
         bool returned;
         max_align_t out[]; /* out_size bytes */
 } Shared;
 
-static _Noreturn void child(const Sandbox *sb, BenchFn fn, void *userdata, Shared *sh) {
-        struct sigaction dfl = { .sa_handler = SIG_DFL };
-        sigset_t none;
+typedef struct BenchChild {
+        const Sandbox *sb;
+        BenchFn fn;
+        void *userdata;
+        Shared *sh;
+} BenchChild;
+
+/* The benchmark's process (child_spawn() set its group, death signal and signals). */
+static int bench_child(void *userdata) {
+        const BenchChild *bc = userdata;
+        Shared *sh = bc->sh;
         int r;
 
-        (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
-        (void) setpgid(0, 0);
-        (void) sigaction(SIGINT, &dfl, NULL);
-        (void) sigaction(SIGTERM, &dfl, NULL);
-        sigemptyset(&none);
-        (void) sigprocmask(SIG_SETMASK, &none, NULL);
-        r = sandbox_enter(sb, SANDBOX_JOB);
+        r = sandbox_enter(bc->sb, SANDBOX_JOB);
         if (r < 0) {
                 sh->error = r;
                 sh->returned = true;
-                _exit(1);
+                return 1;
         }
-        sh->error = fn(userdata, sh->out);
+        sh->error = bc->fn(bc->userdata, sh->out);
         sh->returned = true;
         (void) fflush(NULL);
-        _exit(0);
+        return 0;
 }
 
-int bench_run(const Sandbox *sb, BenchFn fn, void *userdata, void *out, size_t out_size) {
-        size_t len = sizeof(Shared) + out_size;
-        Shared *sh;
-        pid_t pid;
-        int status, r;
-
-        sh = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-        if (sh == MAP_FAILED)
-                return log_error_errno(errno, "Failed to map the benchmark's results: %m");
-        (void) fflush(NULL); /* nothing buffered may be written twice */
-        pid = fork();
-        if (pid < 0) {
-                r = log_error_errno(errno, "Failed to fork the benchmark: %m");
-                (void) munmap(sh, len);
-                return r;
-        }
-        if (pid == 0)
-                child(sb, fn, userdata, sh);
-        (void) setpgid(pid, pid); /* so the kill below reaches it even before it ran */
-
-        /* Polled rather than blocking in waitpid(): a signal landing between a check of cli_stop
-         * and the wait would otherwise go unseen until the benchmark ended by itself. */
-        for (;;) {
-                pid_t w = waitpid(pid, &status, WNOHANG);
-
-                if (w == pid)
-                        break;
-                if (w < 0 && errno != EINTR) {
-                        r = log_error_errno(errno, "Failed to wait for the benchmark: %m");
-                        (void) munmap(sh, len);
-                        return r;
-                }
-                if (cli_stop) {
-                        (void) kill(-pid, SIGKILL);
-                        (void) sandbox_kill(sb);
-                        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-                                ;
-                        break;
-                }
-                load_nap(UINT64_MAX, WAIT_POLL_USEC);
-        }
-        (void) kill(-pid, SIGKILL); /* what it left in its process group */
-        (void) sandbox_kill(sb); /* and in the groups */
+/* What the benchmark's process left: -EINTR after a stop, fn's result (with out filled), or
+ * -EIO (logged) if it died or exited before fn returned. */
+static int bench_result(const Shared *sh, int status, void *out, size_t out_size) {
         if (cli_stop)
-                r = -EINTR;
-        else if (!sh->returned) {
+                return -EINTR;
+        if (!sh->returned) {
                 if (WIFSIGNALED(status))
                         log_error("The benchmark process died of signal %s.",
                                   strsignal(WTERMSIG(status)));
                 else
                         log_error("The benchmark process exited (status %d) before it finished.",
                                   WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-                r = -EIO;
-        } else {
-                r = sh->error;
-                if (r >= 0 && out_size > 0)
-                        memcpy(out, sh->out, out_size);
+                return -EIO;
         }
-        (void) munmap(sh, len);
+        if (sh->error >= 0 && out_size > 0)
+                memcpy(out, sh->out, out_size);
+        return sh->error;
+}
+
+int bench_run(const Sandbox *sb, BenchFn fn, void *userdata, void *out, size_t out_size) {
+        size_t len = sizeof(Shared) + out_size;
+        BenchChild bc = { .sb = sb, .fn = fn, .userdata = userdata };
+        ChildSpec spec = {
+                .fn = bench_child, .userdata = &bc, .pdeathsig = SIGKILL, .new_pgrp = true
+        };
+        Child c = CHILD_NULL;
+        pid_t pgid;
+        int r;
+
+        bc.sh = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (bc.sh == MAP_FAILED)
+                return log_error_errno(errno, "Failed to map the benchmark's results: %m");
+        (void) fflush(NULL); /* nothing buffered may be written twice */
+        r = child_spawn(&spec, &c);
+        if (r < 0) {
+                (void) munmap(bc.sh, len);
+                return log_error_errno(r, "Failed to fork the benchmark: %m");
+        }
+        pgid = c.pid;
+        /* A signal landing between a check of cli_stop and the wait cuts the wait short. */
+        r = child_wait(&c, UINT64_MAX, &cli_stop);
+        if (r == -EINTR) {
+                (void) kill(-pgid, SIGKILL);
+                (void) sandbox_kill(sb);
+                child_kill(&c);
+        } else if (r < 0) {
+                r = log_error_errno(r, "Failed to wait for the benchmark: %m");
+                child_done(&c);
+                (void) munmap(bc.sh, len);
+                return r;
+        }
+        child_done(&c);
+        (void) kill(-pgid, SIGKILL); /* what it left in its process group */
+        (void) sandbox_kill(sb); /* and in the groups */
+        r = bench_result(bc.sh, c.status, out, out_size);
+        (void) munmap(bc.sh, len);
         return r;
 }
 
@@ -356,18 +353,19 @@ int bench_main(const char *name, const char *json_arg, const CliCommon *co, Benc
 /* ---- the report */
 
 int bench_report_open(BenchReport *r, const char *json_arg, const char *name, const Sandbox *sb) {
+        bool owned;
+        int k;
+
         *r = (BenchReport){ .table = stdout };
-        if (!json_arg)
+        k = cli_json_open(json_arg, &r->json.f, &owned);
+        if (k < 0)
+                return k;
+        if (!r->json.f)
                 return 0;
-        if (json_arg[0] == '\0' || streq(json_arg, "-")) {
+        if (owned)
+                r->json_file = r->json.f;
+        else
                 r->table = NULL;
-                r->json.f = stdout;
-        } else {
-                r->json_file = fopen(json_arg, "we");
-                if (!r->json_file)
-                        return log_error_errno(errno, "Failed to open %s: %m", json_arg);
-                r->json.f = r->json_file;
-        }
         json_begin(&r->json, '{');
         json_string(&r->json, "loadgen", CGBALANCE_VERSION);
         json_string(&r->json, "benchmark", name);

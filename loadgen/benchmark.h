@@ -118,12 +118,6 @@ int bench_main(const char *name, const char *json_arg, const CliCommon *co, Benc
 
 /* ---- the report */
 
-#define BENCH_OPT_JSON \
-        { "json", optional_argument, NULL, 'j' }
-#define BENCH_HELP_JSON                                                                \
-        "  -j --json[=FILE]       The raw figures as JSON: on stdout instead of the\n" \
-        "                         table, or in FILE beside it.\n"
-
 struct BenchReport {
         FILE *table; /* where the table goes; NULL when the JSON replaces it */
         Json json; /* .f is NULL without --json */
@@ -131,9 +125,10 @@ struct BenchReport {
 };
 
 /*
- * Opens the report: json_arg is NULL (no --json), "" or "-" (JSON on stdout, no table) or a file
- * name. Writes the JSON's opening: {"loadgen": VERSION, "benchmark": name, "machine": {...}, and
- * leaves the object open for the caller's "parameters" and "rows". 0 or -errno (logged).
+ * Opens the report: json_arg is CliCommon.json (cli_json_to(): none, stdout instead of the table,
+ * or a file beside it). Writes the JSON's opening: {"loadgen": VERSION, "benchmark": name,
+ * "machine": {...}, and leaves the object open for the caller's "parameters" and "rows". 0 or
+ * -errno (logged).
  */
 int bench_report_open(BenchReport *r, const char *json_arg, const char *name, const Sandbox *sb);
 

@@ -538,7 +538,7 @@ static void help(void) {
                "AXIS is a comma-separated list of N, A-B, A-B:STEP or A-BxFACTOR. A run needs\n"
                "4 threads and 2 sockets per user in one process: sizes this machine cannot\n"
                "hold are refused before anything starts.\n" CLI_HELP_CPUS CLI_HELP_NO_SANDBOX
-                       BENCH_HELP_JSON
+                       CLI_HELP_JSON
                "                         Rows: rooms, messages, users, size, delivered,\n"
                "                         elapsed_usec, messages_per_sec, port.\n"
                "  -h --help              Show this help.\n",
@@ -553,8 +553,8 @@ static int parse_args(int argc, char *argv[], Args *a, CliCommon *co) {
                 { "messages", required_argument, NULL, 'M' },
                 { "users", required_argument, NULL, 'u' },
                 { "size", required_argument, NULL, 's' },
-                { "label", required_argument, NULL, 'L' },
-                BENCH_OPT_JSON,
+                CLI_OPT_LABEL,
+                CLI_OPT_JSON,
                 CLI_OPT_CPUS,
                 CLI_OPT_NO_SANDBOX,
                 CLI_OPT_HELP,
@@ -562,7 +562,7 @@ static int parse_args(int argc, char *argv[], Args *a, CliCommon *co) {
         };
         int c, r;
 
-        while ((c = getopt_long(argc, argv, "r:M:u:s:L:jc:h", options, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, "r:M:u:s:L:j::c:h", options, NULL)) >= 0) {
                 r = cli_parse_common(c, optarg, co);
                 if (r < 0)
                         return -EINVAL;
@@ -590,12 +590,11 @@ static int parse_args(int argc, char *argv[], Args *a, CliCommon *co) {
                                                &a->size) < 0)
                                 return -EINVAL;
                         break;
-                case 'L': a->label = optarg; break;
-                case 'j': a->json = optarg ? optarg : ""; break;
                 case 'h': help(); return 0;
                 default: return -EINVAL; /* getopt said why */
                 }
         }
+        cli_take_report(co, &a->label, &a->json);
         if (optind < argc) {
                 log_error("Unexpected argument \"%s\"; see loadgen chat --help.", argv[optind]);
                 return -EINVAL;

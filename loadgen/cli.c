@@ -23,6 +23,11 @@ int cli_install_stop_handlers(void) {
         return 0;
 }
 
+void cli_stop_rearm(void) {
+        cli_stop = 0;
+        (void) cli_install_stop_handlers();
+}
+
 int cli_interrupted(void) {
         log_error(
                 "Interrupted: every process of the run was ended, its cgroups and files removed.");
@@ -75,10 +80,65 @@ int cli_parse_common(int c, const char *arg, CliCommon *o) {
                 return 1;
         case 'D': o->dir = arg; return 1;
         case 'O': o->other_dir = arg; return 1;
+        case 'd':
+                if (parse_seconds(arg, &o->duration_usec) < 0) {
+                        log_error("Invalid --duration \"%s\": want seconds > 0, e.g. 2.5.", arg);
+                        return -EINVAL;
+                }
+                return 1;
+        case 'L': o->label = arg; return 1;
+        case 'j': o->json = arg ? arg : ""; return 1;
         case 'q': o->quick = true; return 1;
         case 'S': o->no_sandbox = true; return 1;
         default: return 0;
         }
+}
+
+void cli_take_report(const CliCommon *co, const char **label, const char **json) {
+        if (label && co->label)
+                *label = co->label;
+        *json = co->json;
+}
+
+CliJsonTo cli_json_to(const char *json) {
+        if (!json)
+                return CLI_JSON_NONE;
+        return json[0] == '\0' || streq(json, "-") ? CLI_JSON_STDOUT : CLI_JSON_FILE;
+}
+
+int cli_json_open(const char *json, FILE **ret, bool *ret_owned) {
+        FILE *f;
+
+        switch (cli_json_to(json)) {
+        case CLI_JSON_NONE: f = NULL; break;
+        case CLI_JSON_STDOUT: f = stdout; break;
+        default:
+                f = fopen(json, "we");
+                if (!f)
+                        return log_error_errno(errno, "Failed to open %s: %m", json);
+        }
+        *ret = f;
+        *ret_owned = f && f != stdout;
+        return 0;
+}
+
+int cli_report(const char *json, CliTableFn table, CliJsonFn write_json, void *userdata) {
+        Json j = { 0 };
+        bool owned = false;
+        int r;
+
+        r = cli_json_open(json, &j.f, &owned);
+        if (r < 0)
+                return r;
+        if (j.f != stdout)
+                table(stdout, userdata);
+        if (j.f)
+                write_json(&j, userdata);
+        if (fflush(stdout) != 0)
+                r = log_error_errno(EIO, "Failed to write the report: %m");
+        if (owned && (ferror(j.f) | fclose(j.f)) != 0 && r == 0)
+                r = log_error_errno(EIO, "Failed to write %s: %m", json);
+        return r;
 }
 
 int cli_parse_unsigned(const char *name, const char *arg, unsigned min, unsigned max,

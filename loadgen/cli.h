@@ -3,15 +3,19 @@
 
 /*
  * What every loadgen command shares: the options that place a run (--cpus, --mem, --dir,
- * --other-dir, --quick, --no-sandbox), making the run's sandbox with an error a user can act on,
- * the SIGINT/SIGTERM flag every command polls, and the exit codes.
+ * --other-dir, --quick, --no-sandbox) and those of its report (--label, --json, --duration),
+ * parsed here once so each means one thing everywhere, making the run's sandbox with an error a
+ * user can act on, the SIGINT/SIGTERM flag every command (and every process it forks) polls, and
+ * the exit codes.
  */
 
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "cpumask.h"
+#include "json.h"
 #include "sandbox.h"
 
 #define EXIT_USAGE 2
@@ -24,13 +28,23 @@ extern volatile sig_atomic_t cli_stop;
 /* Sets cli_stop on SIGINT and SIGTERM, without SA_RESTART: a sleep or wait returns at once. */
 int cli_install_stop_handlers(void);
 
+/*
+ * For a process loadgen forked that ends on its own SIGINT or SIGTERM (a load, a scenario's
+ * instance, a ring member): its copy of cli_stop cleared and the handlers above installed, so
+ * the one flag serves it too. Async-signal-safe.
+ */
+void cli_stop_rearm(void);
+
 /* Logs that the run was interrupted and cleaned up; returns the shell's code for the signal. */
 int cli_interrupted(void);
 
 typedef struct CliCommon {
         CpuMask *cpus; /* NULL: all of loadgen's */
         uint64_t ram_bytes; /* 0: not given */
+        uint64_t duration_usec; /* --duration; 0: not given */
         const char *dir, *other_dir;
+        const char *label; /* --label; NULL: not given */
+        const char *json; /* NULL: no --json; "": --json (or --json=-), stdout; else --json=FILE */
         bool quick, no_sandbox;
 } CliCommon;
 
@@ -40,8 +54,29 @@ typedef struct CliCommon {
 void cli_common_done(CliCommon *c);
 
 /* Handles one of the shared options (getopt's c and optarg): 1 if it was one, 0 if not, -EINVAL
- * (logged) for a bad value. */
+ * (logged) for a bad value. Only --cpus reads anything (the CPUs loadgen may use). */
 int cli_parse_common(int c, const char *arg, CliCommon *o);
+
+/*
+ * --json everywhere: without a value the JSON goes to stdout instead of the table or report;
+ * with one (--json=FILE, -jFILE) into FILE, the table still on stdout. "-" is stdout too.
+ */
+typedef enum CliJsonTo {
+        CLI_JSON_NONE,
+        CLI_JSON_STDOUT,
+        CLI_JSON_FILE,
+} CliJsonTo;
+
+/* A command's --label and --json after parsing: *label keeps the command's default unless
+ * --label was given; label may be NULL for a command without one. */
+void cli_take_report(const CliCommon *co, const char **label, const char **json);
+
+/* Pure: where json (CliCommon.json) sends the JSON. */
+CliJsonTo cli_json_to(const char *json);
+
+/* Opens where json sends the JSON: *ret is NULL (no --json), stdout (not to be closed) or FILE
+ * opened for writing (*ret_owned then, to fclose()). 0, or fopen()'s -errno (logged). */
+int cli_json_open(const char *json, FILE **ret, bool *ret_owned);
 
 /* getopt_long() entries of the shared options; each command lists the ones it takes. 'h' is
  * --help. */
@@ -59,6 +94,16 @@ int cli_parse_common(int c, const char *arg, CliCommon *o);
         { "no-sandbox", no_argument, NULL, 'S' }
 #define CLI_OPT_HELP \
         { "help", no_argument, NULL, 'h' }
+#define CLI_OPT_JSON \
+        { "json", optional_argument, NULL, 'j' }
+#define CLI_OPT_LABEL \
+        { "label", required_argument, NULL, 'L' }
+#define CLI_OPT_DURATION \
+        { "duration", required_argument, NULL, 'd' }
+/* getopt's short options of the above, for the optstring: -jFILE (no space) as --json=FILE. */
+#define CLI_SHORT_JSON "j::"
+#define CLI_SHORT_LABEL "L:"
+#define CLI_SHORT_DURATION "d:"
 
 #define CLI_HELP_CPUS \
         "  -c --cpus=LIST         Confine the run to these CPUs (a cpuset; default: all).\n"
@@ -71,9 +116,21 @@ int cli_parse_common(int c, const char *arg, CliCommon *o);
 #define CLI_HELP_OTHER_DIR \
         "     --other-dir=DIR     io_other writes here (default " DEFAULT_OTHER_DIR ").\n"
 #define CLI_HELP_QUICK "  -q --quick             The small job tree and short lead, for tests.\n"
+#define CLI_HELP_JSON                                                                  \
+        "  -j --json[=FILE]       The raw figures as JSON: on stdout instead of the\n" \
+        "                         table, or in FILE (--json=FILE, -jFILE) beside it.\n"
 #define CLI_HELP_NO_SANDBOX                                                                \
         "     --no-sandbox        No cgroups (for unprivileged use): --cpus becomes the\n" \
         "                         affinity, --mem is not enforced, no memory peak.\n"
+
+/*
+ * A command's report as json (CliCommon.json) says: table(stdout, userdata) unless the JSON goes
+ * to stdout instead, then write_json(j, userdata) (one JSON value) where the JSON goes. 0, or
+ * -errno after logging a failed open or write.
+ */
+typedef void (*CliTableFn)(FILE *f, void *userdata);
+typedef void (*CliJsonFn)(Json *j, void *userdata);
+int cli_report(const char *json, CliTableFn table, CliJsonFn write_json, void *userdata);
 
 /*
  * A number from min to max for --name (no sign, no junk, no overflow): 0, or -EINVAL after

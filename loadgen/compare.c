@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * loadgen compare / loadgen sweep: see compare.h. The first half is pure (the suites' layouts,
- * merging the captured tables, the row names, the generated configs); the second runs the rows:
- * the suite as a child loadgen, cgbalanced beside it for a daemon row, the timeline sampled while
- * they run.
+ * loadgen compare / loadgen sweep: see compare.h. This file runs the rows: the suite as a child
+ * loadgen, cgbalanced beside it for a daemon row, the timeline sampled while they run; the pure
+ * half (the suites' layouts, merging the captured tables, row names, sweeps, generated configs)
+ * is compare_merge.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -26,6 +25,7 @@
 #include <unistd.h>
 
 #include "benchmark.h"
+#include "child.h"
 #include "cli.h"
 #include "compare.h"
 #include "config.h"
@@ -53,426 +53,6 @@
 #define DAEMON_TAIL_LINES 8 /* of its log, quoted when it fails */
 #define DAEMON_NAME "cgbalanced"
 
-/* ---- the suites */
-
-const CompareSuite compare_suites[] = {
-        { "contest", COMPARE_LAYOUT_ROWS, true, NULL },
-        { "kernbench", COMPARE_LAYOUT_ROWS, true, NULL },
-        { "schedbench", COMPARE_LAYOUT_ROWS, true, NULL },
-        { "reaim", COMPARE_LAYOUT_ROWS, true, NULL },
-        { "hackbench", COMPARE_LAYOUT_COLUMNS, true, "\t" }, /* seed 004: tab-separated */
-        { "lat_ctx", COMPARE_LAYOUT_COLUMNS, true, " " },
-        { "reflex", COMPARE_LAYOUT_COLUMNS, true, " " },
-        { "chat", COMPARE_LAYOUT_COLUMNS, true, " " },
-        { "pipe", COMPARE_LAYOUT_PREFIX, false, NULL },
-};
-const size_t n_compare_suites = ELEMENTSOF(compare_suites);
-
-const CompareSuite *compare_suite_find(const char *name) {
-        for (size_t i = 0; i < n_compare_suites; i++)
-                if (streq(compare_suites[i].name, name))
-                        return &compare_suites[i];
-        return NULL;
-}
-
-/* ---- merging the tables (pure) */
-
-typedef struct Lines {
-        char *buf;
-        char **v;
-        size_t n;
-} Lines;
-
-static void lines_done(Lines *l) {
-        free(l->buf);
-        free(l->v);
-        *l = (Lines){ 0 };
-}
-
-/* The lines of s, without their newlines; no empty last line after a final newline. */
-static int lines_split(const char *s, Lines *ret) {
-        Lines l = { .buf = strdup(s) };
-        size_t cap = 0;
-
-        if (!l.buf)
-                return -ENOMEM;
-        for (char *p = l.buf; *p;) {
-                char *nl = strchr(p, '\n');
-
-                if (greedy_realloc((void **) &l.v, &cap, l.n + 1, sizeof *l.v, 16) < 0) {
-                        lines_done(&l);
-                        return -ENOMEM;
-                }
-                l.v[l.n++] = p;
-                if (!nl)
-                        break;
-                *nl = '\0';
-                p = nl + 1;
-        }
-        *ret = l;
-        return 0;
-}
-
-static bool is_blank(char c) {
-        return c == ' ' || c == '\t';
-}
-
-/* Whether the first word of line (after leading blanks) is label. */
-static bool line_is_labelled(const char *line, const char *label) {
-        size_t n = strlen(label);
-
-        while (is_blank(*line))
-                line++;
-        return strncmp(line, label, n) == 0 && (line[n] == '\0' || is_blank(line[n]));
-}
-
-/* A run of consecutive lines of one output, all labelled or all not. */
-typedef struct Run {
-        size_t start, n;
-        bool labelled;
-} Run;
-
-static int runs_split(const Lines *l, const char *label, Run **ret, size_t *ret_n) {
-        Run *runs = NULL;
-        size_t n = 0, cap = 0;
-
-        for (size_t i = 0; i < l->n; i++) {
-                bool lab = line_is_labelled(l->v[i], label);
-
-                if (n > 0 && runs[n - 1].labelled == lab) {
-                        runs[n - 1].n++;
-                        continue;
-                }
-                if (greedy_realloc((void **) &runs, &cap, n + 1, sizeof *runs, 8) < 0) {
-                        free(runs);
-                        return -ENOMEM;
-                }
-                runs[n] = (Run){ .start = i, .n = 1, .labelled = lab };
-                n++;
-        }
-        *ret = runs;
-        *ret_n = n;
-        return 0;
-}
-
-/* Lines at the end of run k that every output has alike. */
-static size_t common_suffix(const Lines *out, Run *const *runs, size_t n, size_t k) {
-        size_t len = SIZE_MAX;
-
-        for (size_t i = 0; i < n; i++)
-                len = MIN(len, runs[i][k].n);
-        for (size_t s = 0; s < len; s++)
-                for (size_t i = 1; i < n; i++) {
-                        const Run *a = &runs[0][k], *b = &runs[i][k];
-
-                        if (!streq(out[0].v[a->start + a->n - 1 - s],
-                                   out[i].v[b->start + b->n - 1 - s]))
-                                return s;
-                }
-        return len;
-}
-
-static void put_lines(FILE *f, const Lines *l, size_t start, size_t n) {
-        for (size_t j = start; j < start + n; j++)
-                fprintf(f, "%s\n", l->v[j]);
-}
-
-static int merge_rows(FILE *f, const char *const *labels, const Lines *out, size_t n) {
-        Run **runs = calloc(n, sizeof *runs);
-        size_t *n_runs = calloc(n, sizeof *n_runs);
-        int r = 0;
-
-        if (!runs || !n_runs) {
-                r = -ENOMEM;
-                goto finish;
-        }
-        for (size_t i = 0; i < n && r == 0; i++)
-                r = runs_split(&out[i], labels[i], &runs[i], &n_runs[i]);
-        for (size_t i = 0; i < n && r == 0; i++) {
-                if (n_runs[i] != n_runs[0])
-                        r = -EBADMSG;
-                for (size_t k = 0; k < n_runs[0] && r == 0; k++)
-                        if (runs[i][k].labelled != runs[0][k].labelled)
-                                r = -EBADMSG;
-        }
-        for (size_t k = 0; r == 0 && k < n_runs[0]; k++) {
-                size_t suffix;
-
-                if (runs[0][k].labelled) {
-                        /* Interleaved: kernbench's rows of one job count side by side. */
-                        for (size_t i = 1; i < n; i++)
-                                if (runs[i][k].n != runs[0][k].n)
-                                        r = -EBADMSG;
-                        for (size_t j = 0; r == 0 && j < runs[0][k].n; j++)
-                                for (size_t i = 0; i < n; i++)
-                                        put_lines(f, &out[i], runs[i][k].start + j, 1);
-                        continue;
-                }
-                suffix = common_suffix(out, runs, n, k);
-                for (size_t i = 0; i < n; i++) {
-                        if (suffix == runs[0][k].n && suffix == runs[i][k].n)
-                                break; /* alike in every output: printed once, below */
-                        fprintf(f, "%s:\n", labels[i]);
-                        put_lines(f, &out[i], runs[i][k].start, runs[i][k].n - suffix);
-                }
-                put_lines(f, &out[0], runs[0][k].start + runs[0][k].n - suffix, suffix);
-        }
-finish:
-        for (size_t i = 0; runs && i < n; i++)
-                free(runs[i]);
-        free(runs);
-        free(n_runs);
-        return r;
-}
-
-/* The last word of line: *ret_value; the text before it, blanks stripped, is *ret_prefix_len. */
-static void split_last_word(const char *line, size_t *ret_prefix_len, const char **ret_value) {
-        size_t end = strlen(line), start, p;
-
-        while (end > 0 && is_blank(line[end - 1]))
-                end--;
-        start = end;
-        while (start > 0 && !is_blank(line[start - 1]))
-                start--;
-        p = start;
-        while (p > 0 && is_blank(line[p - 1]))
-                p--;
-        *ret_prefix_len = p;
-        *ret_value = line + start;
-}
-
-static bool line_is_empty(const char *line) {
-        while (is_blank(*line))
-                line++;
-        return *line == '\0';
-}
-
-static int merge_columns(FILE *f, const char *sep, const Lines *out, size_t n) {
-        for (size_t i = 1; i < n; i++)
-                if (out[i].n != out[0].n)
-                        return -EBADMSG;
-        for (size_t k = 0; k < out[0].n; k++) {
-                size_t len0, len;
-                const char *v;
-
-                if (line_is_empty(out[0].v[k])) {
-                        for (size_t i = 1; i < n; i++)
-                                if (!line_is_empty(out[i].v[k]))
-                                        return -EBADMSG;
-                        fputc('\n', f);
-                        continue;
-                }
-                split_last_word(out[0].v[k], &len0, &v);
-                fprintf(f, "%.*s", (int) len0, out[0].v[k]);
-                for (size_t i = 0; i < n; i++) {
-                        split_last_word(out[i].v[k], &len, &v);
-                        if (len != len0 || strncmp(out[i].v[k], out[0].v[k], len) != 0)
-                                return -EBADMSG;
-                        /* A line that is one word has no prefix to separate from. */
-                        fprintf(f, "%s%s", len0 > 0 || i > 0 ? sep : "", v);
-                }
-                fputc('\n', f);
-        }
-        return 0;
-}
-
-static int merge_prefix(FILE *f, const char *const *labels, const Lines *out, size_t n) {
-        int width = 0;
-
-        for (size_t i = 0; i < n; i++) {
-                if (out[i].n != out[0].n)
-                        return -EBADMSG;
-                width = MAX(width, (int) strlen(labels[i]));
-        }
-        for (size_t k = 0; k < out[0].n; k++) {
-                bool alike = true;
-
-                for (size_t i = 1; i < n; i++)
-                        alike = alike && streq(out[i].v[k], out[0].v[k]);
-                if (alike) {
-                        fprintf(f, "%s\n", out[0].v[k]);
-                        continue;
-                }
-                for (size_t i = 0; i < n; i++)
-                        fprintf(f, "%-*s %s\n", width, labels[i], out[i].v[k]);
-        }
-        return 0;
-}
-
-int compare_merge(const CompareSuite *s, const char *const *labels, const char *const *outputs,
-                  size_t n, char **ret) {
-        _cleanup_free_ char *buf = NULL;
-        size_t size = 0;
-        Lines *out;
-        FILE *f;
-        int r = 0;
-
-        if (n == 0)
-                return -EINVAL;
-        out = calloc(n, sizeof *out);
-        if (!out)
-                return -ENOMEM;
-        for (size_t i = 0; i < n && r == 0; i++)
-                r = lines_split(outputs[i], &out[i]);
-        f = r == 0 ? open_memstream(&buf, &size) : NULL;
-        if (r == 0 && !f)
-                r = -ENOMEM;
-        if (r == 0) {
-                switch (s->layout) {
-                case COMPARE_LAYOUT_ROWS: r = merge_rows(f, labels, out, n); break;
-                case COMPARE_LAYOUT_COLUMNS: r = merge_columns(f, s->column_sep, out, n); break;
-                case COMPARE_LAYOUT_PREFIX: r = merge_prefix(f, labels, out, n); break;
-                default: r = -EINVAL;
-                }
-        }
-        if (f && fclose(f) != 0 && r == 0)
-                r = -ENOMEM;
-        for (size_t i = 0; i < n; i++)
-                lines_done(&out[i]);
-        free(out);
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(buf);
-        return 0;
-}
-
-int compare_table(const CompareSuite *s, const char *const *labels, const char *const *outputs,
-                  size_t n, char **ret) {
-        _cleanup_free_ char *buf = NULL;
-        size_t size = 0;
-        FILE *f;
-        int r;
-
-        r = compare_merge(s, labels, outputs, n, ret);
-        if (r != -EBADMSG)
-                return r;
-        f = open_memstream(&buf, &size);
-        if (!f)
-                return -ENOMEM;
-        for (size_t i = 0; i < n; i++) {
-                size_t len = strlen(outputs[i]);
-
-                fprintf(f, "%s== %s\n%s%s", i > 0 ? "\n" : "", labels[i], outputs[i],
-                        len > 0 && outputs[i][len - 1] != '\n' ? "\n" : "");
-        }
-        if (fclose(f) != 0)
-                return -ENOMEM;
-        *ret = TAKE_PTR(buf);
-        return 0;
-}
-
-/* ---- names, sweeps, configs (pure) */
-
-int compare_row_name(const char *config_path, char **ret) {
-        const char *base = strrchr(config_path, '/');
-        size_t n;
-        char *s;
-
-        base = base ? base + 1 : config_path;
-        n = strlen(base);
-        if (n > 5 && streq(base + n - 5, ".conf"))
-                n -= 5;
-        if (n == 0 || streq(base, ".conf"))
-                return -EINVAL;
-        s = strndup(base, n);
-        if (!s)
-                return -ENOMEM;
-        *ret = s;
-        return 0;
-}
-
-static void strv_free(char **v) {
-        for (size_t i = 0; v && v[i]; i++)
-                free(v[i]);
-        free(v);
-}
-
-int compare_parse_sweep(const char *arg, char **ret_key, char ***ret_values) {
-        const char *eq = strchr(arg, '=');
-        _cleanup_free_ char *key = NULL;
-        char **values = NULL;
-        size_t n = 0, cap = 0;
-
-        if (!eq || eq == arg || eq[1] == '\0')
-                return -EINVAL;
-        key = strndup(arg, (size_t) (eq - arg));
-        if (!key)
-                return -ENOMEM;
-        for (const char *p = eq + 1;; p++) {
-                const char *end = strchrnul(p, ',');
-
-                if (end == p ||
-                    greedy_realloc((void **) &values, &cap, n + 2, sizeof *values, 8) < 0 ||
-                    !(values[n] = strndup(p, (size_t) (end - p)))) {
-                        int r = end == p ? -EINVAL : -ENOMEM;
-
-                        if (values)
-                                values[n] = NULL;
-                        strv_free(values);
-                        return r;
-                }
-                values[++n] = NULL;
-                if (*end == '\0')
-                        break;
-                p = end;
-        }
-        *ret_key = TAKE_PTR(key);
-        *ret_values = values;
-        return 0;
-}
-
-int compare_config_text(const Tunables *t, const char *comment, char **ret) {
-        _cleanup_free_ char *flat = NULL, *buf = NULL, *prev = NULL;
-        size_t flat_size = 0, size = 0;
-        FILE *f;
-        int r;
-
-        f = open_memstream(&flat, &flat_size);
-        if (!f)
-                return -ENOMEM;
-        r = config_print(&tunables_schema, t, f);
-        if (fclose(f) != 0 && r == 0)
-                r = -ENOMEM;
-        if (r < 0)
-                return r;
-        f = open_memstream(&buf, &size);
-        if (!f)
-                return -ENOMEM;
-        for (const char *c = comment; *c;) { /* each line of the comment as a '#' line */
-                const char *nl = strchrnul(c, '\n');
-
-                fprintf(f, "# %.*s\n", (int) (nl - c), c);
-                c = *nl ? nl + 1 : nl;
-        }
-        /* config_print()'s "section.key=value" lines, as an INI file. */
-        for (char *save = NULL, *line = strtok_r(flat, "\n", &save); line;
-             line = strtok_r(NULL, "\n", &save)) {
-                char *dot = strchr(line, '.'), *eq = strchr(line, '=');
-
-                if (!dot || !eq || eq < dot) {
-                        r = -EINVAL;
-                        break;
-                }
-                *dot = *eq = '\0';
-                if (!prev || !streq(prev, line)) {
-                        free(prev);
-                        prev = strdup(line);
-                        if (!prev) {
-                                r = -ENOMEM;
-                                break;
-                        }
-                        fprintf(f, "\n[%s]\n", line);
-                }
-                fprintf(f, "%s =%s%s\n", dot + 1, eq[1] ? " " : "", eq + 1);
-        }
-        if (fclose(f) != 0 && r == 0)
-                r = -ENOMEM;
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(buf);
-        return 0;
-}
-
 /* ---- a compare run */
 
 typedef struct Row {
@@ -494,7 +74,8 @@ typedef struct Compare {
         size_t n_suite_args;
         Row *rows;
         size_t n_rows;
-        const char *json_path;
+        const char *json_path; /* --json=FILE */
+        bool json_stdout; /* --json: the JSON on stdout instead of the table */
         const char *daemon_arg; /* --daemon */
         char *daemon_path;
         char *self_path; /* loadgen's own executable */
@@ -820,86 +401,42 @@ static int make_row_config(Compare *c, size_t index, const char *base, const cha
 
 /* ---- child processes */
 
-/* The process side of a fork for a child of compare: dies with loadgen (a daemon restores what
- * it changed on SIGTERM; a suite cleans up), stdin from /dev/null, stdout (and stderr) to
- * out_fd if it is not negative. */
-static void child_setup(pid_t parent, int out_fd, bool stderr_too) {
-        int null_fd;
+/* Variables of loadgen's own service manager that are not the daemon's: its stderr is our pipe,
+ * its readiness goes to our socket. */
+static const char *const daemon_env_drop[] = { "JOURNAL_STREAM", "WATCHDOG_USEC", "WATCHDOG_PID",
+                                               "LISTEN_FDS",     "LISTEN_PID",    "NOTIFY_SOCKET" };
 
-        (void) prctl(PR_SET_PDEATHSIG, SIGTERM);
-        if (getppid() != parent)
-                _exit(EXIT_FAILURE);
-        null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        if (null_fd < 0 || dup2(null_fd, STDIN_FILENO) < 0)
-                _exit(EXIT_FAILURE);
-        if (out_fd >= 0 &&
-            (dup2(out_fd, STDOUT_FILENO) < 0 || (stderr_too && dup2(out_fd, STDERR_FILENO) < 0)))
-                _exit(EXIT_FAILURE);
-        (void) signal(SIGINT, SIG_DFL);
-        (void) signal(SIGTERM, SIG_DFL);
-}
+/*
+ * Starts a child of compare: it dies with loadgen (a daemon restores what it changed on SIGTERM;
+ * a suite cleans up), stdin from /dev/null, stdout (and stderr) to a pipe in ret->out_fd.
+ */
+static int spawn(const char *path, char *const argv[], bool stderr_too, bool daemon,
+                 const char *notify_path, Child *ret) {
+        _cleanup_free_ char *notify = NULL;
+        _cleanup_free_ char **envp = NULL;
+        ChildSpec spec = {
+                .exec_path = path,
+                .argv = (const char *const *) argv,
+                .pdeathsig = SIGTERM,
+                /* The daemon in its own process group: a terminal's Ctrl-C reaches loadgen,
+                 * which stops the suite first and the daemon last. */
+                .new_pgrp = daemon,
+                .exec_error_to_stderr = true,
+                .stdin_fd = CHILD_FD_NULL,
+                .stdout_fd = CHILD_FD_PIPE,
+                .stderr_fd = stderr_too ? CHILD_FD_PIPE : CHILD_FD_INHERIT,
+        };
 
-typedef struct Child {
-        pid_t pid; /* 0 once reaped */
-        int status;
-        int fd; /* its stdout (a suite) or stdout+stderr (the daemon); -1 at EOF */
-} Child;
-
-/* Reaps the child if it exited: true then, with its status. */
-static bool child_reap(Child *ch) {
-        pid_t p;
-
-        if (ch->pid <= 0)
-                return ch->pid == 0;
-        p = waitpid(ch->pid, &ch->status, WNOHANG);
-        if (p == ch->pid)
-                ch->pid = 0;
-        else if (p < 0 && errno == ECHILD) {
-                ch->pid = 0;
-                ch->status = W_EXITCODE(EXIT_FAILURE, 0);
-        }
-        return ch->pid == 0;
-}
-
-static int spawn(const char *path, char *const argv[], int *ret_fd, bool stderr_too, bool daemon,
-                 const char *notify_path, pid_t *ret_pid) {
-        pid_t parent = getpid(), pid;
-        int fds[2];
-
-        if (pipe2(fds, O_CLOEXEC) < 0)
-                return negative_errno();
-        pid = fork();
-        if (pid < 0) {
-                int r = negative_errno();
-
-                (void) close(fds[0]);
-                (void) close(fds[1]);
-                return r;
-        }
-        if (pid == 0) {
-                child_setup(parent, fds[1], stderr_too);
-                if (daemon) {
-                        /* Its own process group: a terminal's Ctrl-C reaches loadgen, which
-                         * stops the suite first and the daemon last. */
-                        (void) setpgid(0, 0);
-                        (void) unsetenv("JOURNAL_STREAM"); /* stderr is our pipe */
-                        (void) unsetenv("WATCHDOG_USEC");
-                        (void) unsetenv("WATCHDOG_PID");
-                        (void) unsetenv("LISTEN_FDS");
-                        (void) unsetenv("LISTEN_PID");
-                        if (setenv("NOTIFY_SOCKET", notify_path, 1) < 0)
-                                _exit(EXIT_FAILURE);
-                } else
-                        (void) unsetenv("NOTIFY_SOCKET");
-                execv(path, argv);
-                fprintf(stderr, "loadgen: Failed to execute %s: %s\n", path, strerror(errno));
-                _exit(127);
-        }
-        (void) close(fds[1]);
-        (void) fcntl(fds[0], F_SETFL, O_NONBLOCK);
-        *ret_fd = fds[0];
-        *ret_pid = pid;
-        return 0;
+        if (daemon && asprintf(&notify, "NOTIFY_SOCKET=%s", notify_path) < 0)
+                return -ENOMEM;
+        if (daemon)
+                envp = child_environ(daemon_env_drop, ELEMENTSOF(daemon_env_drop), notify);
+        else /* the suite reports to no one */
+                envp = child_environ((const char *const[]){ "NOTIFY_SOCKET" }, 1, NULL);
+        if (!envp)
+                return -ENOMEM;
+        spec.envp = envp;
+        return child_spawn(&spec, ret);
 }
 
 /* ---- the daemon of a row */
@@ -915,8 +452,9 @@ typedef struct Daemon {
 } Daemon;
 
 static void daemon_done(Daemon *d) {
-        if (d->ch.fd >= 0)
-                (void) close(d->ch.fd);
+        if (d->ch.out_fd >= 0)
+                (void) close(d->ch.out_fd);
+        child_done(&d->ch);
         if (d->log_fd >= 0)
                 (void) close(d->log_fd);
         for (size_t i = 0; i < DAEMON_TAIL_LINES; i++)
@@ -946,9 +484,9 @@ static void daemon_read(Daemon *d, Row *row) {
                 ssize_t k;
                 char *nl;
 
-                if (d->ch.fd < 0)
+                if (d->ch.out_fd < 0)
                         return;
-                k = read(d->ch.fd, d->line + d->len, DAEMON_LINE_MAX - d->len);
+                k = read(d->ch.out_fd, d->line + d->len, DAEMON_LINE_MAX - d->len);
                 if (k < 0 && (errno == EAGAIN || errno == EINTR))
                         return;
                 if (k <= 0) { /* EOF, or an error: no more lines */
@@ -957,8 +495,8 @@ static void daemon_read(Daemon *d, Row *row) {
                                 daemon_line(d, d->line);
                         }
                         d->len = 0;
-                        (void) close(d->ch.fd);
-                        d->ch.fd = -1;
+                        (void) close(d->ch.out_fd);
+                        d->ch.out_fd = -1;
                         return;
                 }
                 d->len += (size_t) k;
@@ -1046,8 +584,7 @@ static int daemon_start(Compare *c, Row *row, size_t index, Daemon *d) {
         r = spawn(c->daemon_path,
                   (char *[]){ (char *) DAEMON_NAME, (char *) "--config", row->config_path, events,
                               NULL },
-                  &d->ch.fd, /* stderr_too= */ true, /* daemon= */ true, c->notify_path,
-                  &d->ch.pid);
+                  /* stderr_too= */ true, /* daemon= */ true, c->notify_path, &d->ch);
         (void) close(events_fd); /* the daemon's now: EOF when it is gone */
         if (r < 0)
                 return log_error_errno(r, "Failed to start %s: %m", c->daemon_path);
@@ -1056,7 +593,7 @@ static int daemon_start(Compare *c, Row *row, size_t index, Daemon *d) {
         deadline = now_usec() + DAEMON_READY_TIMEOUT_USEC;
         for (;;) {
                 struct pollfd p[2] = { { .fd = c->notify_fd, .events = POLLIN },
-                                       { .fd = d->ch.fd, .events = POLLIN } };
+                                       { .fd = d->ch.out_fd, .events = POLLIN } };
                 char why[128];
 
                 if (notify_ready(c->notify_fd))
@@ -1074,7 +611,7 @@ static int daemon_start(Compare *c, Row *row, size_t index, Daemon *d) {
                                  DAEMON_READY_TIMEOUT_USEC / USEC_PER_SEC);
                         return daemon_failed(c, d, row, why);
                 }
-                (void) poll(p, d->ch.fd >= 0 ? 2 : 1, POLL_MAX_MSEC);
+                (void) poll(p, d->ch.out_fd >= 0 ? 2 : 1, POLL_MAX_MSEC);
         }
 }
 
@@ -1085,15 +622,13 @@ static int daemon_stop(Compare *c, Row *row, Daemon *d) {
 
         if (d->ch.pid <= 0)
                 return 0;
-        (void) kill(d->ch.pid, SIGTERM);
+        (void) child_signal(&d->ch, SIGTERM);
         while (!child_reap(&d->ch)) {
-                struct pollfd p = { .fd = d->ch.fd, .events = POLLIN };
+                struct pollfd p = { .fd = d->ch.out_fd, .events = POLLIN };
 
                 daemon_read(d, row);
                 if (now_usec() > deadline) {
-                        (void) kill(d->ch.pid, SIGKILL);
-                        (void) waitpid(d->ch.pid, NULL, 0);
-                        d->ch.pid = 0;
+                        child_kill(&d->ch);
                         snprintf(why, sizeof why,
                                  "did not stop within %" PRIu64
                                  " s of SIGTERM and was killed: what it changed may not be "
@@ -1101,7 +636,7 @@ static int daemon_stop(Compare *c, Row *row, Daemon *d) {
                                  DAEMON_STOP_TIMEOUT_USEC / USEC_PER_SEC);
                         return daemon_failed(c, d, row, why);
                 }
-                if (d->ch.fd >= 0)
+                if (d->ch.out_fd >= 0)
                         (void) poll(&p, 1, POLL_MAX_MSEC);
                 else
                         (void) usleep(POLL_MAX_MSEC * 1000);
@@ -1127,14 +662,14 @@ static void output_read(Child *ch, Output *o) {
                 char chunk[65536];
                 ssize_t k;
 
-                if (ch->fd < 0)
+                if (ch->out_fd < 0)
                         return;
-                k = read(ch->fd, chunk, sizeof chunk);
+                k = read(ch->out_fd, chunk, sizeof chunk);
                 if (k < 0 && (errno == EAGAIN || errno == EINTR))
                         return;
                 if (k <= 0) {
-                        (void) close(ch->fd);
-                        ch->fd = -1;
+                        (void) close(ch->out_fd);
+                        ch->out_fd = -1;
                         return;
                 }
                 if (o->len + (size_t) k > OUTPUT_MAX ||
@@ -1170,8 +705,7 @@ static int suite_start(Compare *c, Row *row, size_t index, Child *s) {
         if (c->suite->takes_label)
                 argv[n++] = label;
         argv[n++] = json;
-        r = spawn(c->self_path, argv, &s->fd, /* stderr_too= */ false, /* daemon= */ false, NULL,
-                  &s->pid);
+        r = spawn(c->self_path, argv, /* stderr_too= */ false, /* daemon= */ false, NULL, s);
         if (r < 0)
                 return log_error_errno(r, "Failed to start loadgen %s: %m", c->suite->name);
         log_info("Row %s: started loadgen %s (pid %d).", row->name, c->suite->name, (int) s->pid);
@@ -1185,7 +719,7 @@ static int suite_start(Compare *c, Row *row, size_t index, Child *s) {
  * suite or the daemon failed.
  */
 static int suite_run(Compare *c, Row *row, size_t index, Daemon *d) {
-        Child s = { .fd = -1 };
+        Child s = CHILD_NULL;
         Output out = { 0 };
         uint64_t next_sample = now_usec() + SAMPLE_INTERVAL_USEC, stop_deadline = 0;
         bool daemon_died = false;
@@ -1196,8 +730,8 @@ static int suite_run(Compare *c, Row *row, size_t index, Daemon *d) {
         if (r < 0)
                 return r;
         while (!child_reap(&s)) {
-                struct pollfd p[3] = { { .fd = s.fd, .events = POLLIN },
-                                       { .fd = d ? d->ch.fd : -1, .events = POLLIN },
+                struct pollfd p[3] = { { .fd = s.out_fd, .events = POLLIN },
+                                       { .fd = d ? d->ch.out_fd : -1, .events = POLLIN },
                                        { .fd = c->notify_fd, .events = POLLIN } };
                 uint64_t now = now_usec();
                 int timeout = POLL_MAX_MSEC;
@@ -1212,14 +746,14 @@ static int suite_run(Compare *c, Row *row, size_t index, Daemon *d) {
                 timeout = (int) MIN((uint64_t) timeout,
                                     (next_sample - MIN(next_sample, now)) / 1000 + 1);
                 if ((cli_stop || daemon_died) && stop_deadline == 0) {
-                        (void) kill(s.pid, cli_stop ? (int) cli_stop : SIGTERM);
+                        (void) child_signal(&s, cli_stop ? (int) cli_stop : SIGTERM);
                         stop_deadline = now + SUITE_STOP_TIMEOUT_USEC;
                 } else if (stop_deadline > 0 && now > stop_deadline) {
                         log_error("loadgen %s did not end within %" PRIu64
                                   " s of the signal: killing it; the next run removes what it "
                                   "left.",
                                   c->suite->name, SUITE_STOP_TIMEOUT_USEC / USEC_PER_SEC);
-                        (void) kill(s.pid, SIGKILL);
+                        (void) child_signal(&s, SIGKILL);
                 }
                 if (d && !daemon_died && child_reap(&d->ch)) {
                         daemon_read(d, row);
@@ -1232,8 +766,9 @@ static int suite_run(Compare *c, Row *row, size_t index, Daemon *d) {
                 (void) notify_ready(c->notify_fd); /* STATUS= lines: not kept */
         }
         output_read(&s, &out); /* what is left; a grandchild holding the pipe is not waited for */
-        if (s.fd >= 0)
-                (void) close(s.fd);
+        if (s.out_fd >= 0)
+                (void) close(s.out_fd);
+        child_done(&s);
         row->output = out.buf ? out.buf : strdup("");
         if (!row->output)
                 return log_error_errno(ENOMEM, "Out of memory.");
@@ -1264,7 +799,7 @@ static int suite_run(Compare *c, Row *row, size_t index, Daemon *d) {
 
 static int row_run(Compare *c, size_t index) {
         Row *row = &c->rows[index];
-        Daemon d = { .ch = { .fd = -1 }, .log_fd = -1 };
+        Daemon d = { .ch = CHILD_NULL, .log_fd = -1 };
         uint64_t start;
         int r, k;
 
@@ -1324,6 +859,41 @@ static int print_table(const Compare *c) {
         return fflush(stdout) == 0 ? 0 : log_error_errno(EIO, "Failed to write the table: %m");
 }
 
+/* Every row's config, the suite's JSON and the timeline, as one JSON object. */
+static void compose_json(const Compare *c, Json *j) {
+        json_begin(j, '{');
+        json_string(j, "loadgen", CGBALANCE_VERSION);
+        json_string(j, "command", c->command);
+        json_string(j, "suite", c->suite->name);
+        json_key(j, "suite_args");
+        json_begin(j, '[');
+        for (size_t i = 0; i < c->n_suite_args; i++)
+                json_string(j, NULL, c->suite_args[i]);
+        json_end(j, ']');
+        json_key(j, "rows");
+        json_begin(j, '[');
+        for (size_t i = 0; i < c->n_rows; i++) {
+                const Row *row = &c->rows[i];
+
+                json_begin(j, '{');
+                json_string(j, "name", row->name);
+                json_bool(j, "daemon", row->daemon);
+                if (row->config_text)
+                        json_string(j, "config", row->config_text);
+                else
+                        json_null(j, "config");
+                if (row->log_path)
+                        json_string(j, "daemon_log", row->log_path);
+                json_u64(j, "elapsed_usec", row->elapsed_usec);
+                json_raw(j, "result", row->result);
+                timeline_write_json(row->timeline, j, "timeline");
+                json_end(j, '}');
+        }
+        json_end(j, ']');
+        json_end(j, '}');
+}
+
+/* --json=FILE: written whole or not at all (a temporary file renamed). */
 static int write_json(const Compare *c) {
         _cleanup_free_ char *tmp = NULL;
         Json j = { 0 };
@@ -1334,36 +904,7 @@ static int write_json(const Compare *c) {
         j.f = fopen(tmp, "we");
         if (!j.f)
                 return log_error_errno(errno, "Failed to write %s: %m", tmp);
-        json_begin(&j, '{');
-        json_string(&j, "loadgen", CGBALANCE_VERSION);
-        json_string(&j, "command", c->command);
-        json_string(&j, "suite", c->suite->name);
-        json_key(&j, "suite_args");
-        json_begin(&j, '[');
-        for (size_t i = 0; i < c->n_suite_args; i++)
-                json_string(&j, NULL, c->suite_args[i]);
-        json_end(&j, ']');
-        json_key(&j, "rows");
-        json_begin(&j, '[');
-        for (size_t i = 0; i < c->n_rows; i++) {
-                const Row *row = &c->rows[i];
-
-                json_begin(&j, '{');
-                json_string(&j, "name", row->name);
-                json_bool(&j, "daemon", row->daemon);
-                if (row->config_text)
-                        json_string(&j, "config", row->config_text);
-                else
-                        json_null(&j, "config");
-                if (row->log_path)
-                        json_string(&j, "daemon_log", row->log_path);
-                json_u64(&j, "elapsed_usec", row->elapsed_usec);
-                json_raw(&j, "result", row->result);
-                timeline_write_json(row->timeline, &j, "timeline");
-                json_end(&j, '}');
-        }
-        json_end(&j, ']');
-        json_end(&j, '}');
+        compose_json(c, &j);
         if (ferror(j.f))
                 r = -EIO;
         if (fclose(j.f) != 0 && r == 0)
@@ -1402,10 +943,11 @@ static void help(bool sweep) {
                        "\n"
                        "  -c --config=FILE       A configuration to compare (repeatable).\n");
         printf("     --no-daemon         First a row with no " DAEMON_NAME " running.\n"
-               "     --json=FILE         Every row's config, the suite's own JSON and the\n"
+               "  -j --json[=FILE]       Every row's config, the suite's own JSON and the\n"
                "                         timeline (per-node load each second, the daemon's\n"
-               "                         moves), for loadgen plot; each daemon's log is\n"
-               "                         kept beside it, in FILE.daemon-ROW.log.\n"
+               "                         moves), for loadgen plot: on stdout instead of the\n"
+               "                         table, or in FILE beside it; with FILE each daemon's\n"
+               "                         log is kept beside it, in FILE.daemon-ROW.log.\n"
                "     --daemon=PATH       The " DAEMON_NAME " to run (default: the one beside\n"
                "                         loadgen, in ../sbin from it, or in $PATH).\n"
                "  -h --help              Show this help.\n"
@@ -1429,16 +971,16 @@ typedef struct Args {
 
 static void args_done(Args *a) {
         free(a->key);
-        strv_free(a->values);
+        compare_strv_free(a->values);
 }
 
 /* Options before "--", SUITE and its options after. 1 after --help, 0, or -EINVAL (logged). */
 static int parse_args(int argc, char *argv[], bool sweep, Compare *c, Args *a) {
-        enum { ARG_NO_DAEMON = 0x100, ARG_JSON, ARG_DAEMON };
+        enum { ARG_NO_DAEMON = 0x100, ARG_DAEMON };
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
                 { "no-daemon", no_argument, NULL, ARG_NO_DAEMON },
-                { "json", required_argument, NULL, ARG_JSON },
+                CLI_OPT_JSON,
                 { "daemon", required_argument, NULL, ARG_DAEMON },
                 { "help", no_argument, NULL, 'h' },
                 {},
@@ -1448,7 +990,7 @@ static int parse_args(int argc, char *argv[], bool sweep, Compare *c, Args *a) {
         while (dd < argc && !streq(argv[dd], "--"))
                 dd++;
         optind = 0;
-        while ((ch = getopt_long(dd, argv, "c:h", options, NULL)) >= 0) {
+        while ((ch = getopt_long(dd, argv, "c:" CLI_SHORT_JSON "h", options, NULL)) >= 0) {
                 switch (ch) {
                 case 'c':
                         if (sweep && a->n_configs > 0) {
@@ -1458,7 +1000,10 @@ static int parse_args(int argc, char *argv[], bool sweep, Compare *c, Args *a) {
                         a->configs[a->n_configs++] = optarg;
                         break;
                 case ARG_NO_DAEMON: a->no_daemon = true; break;
-                case ARG_JSON: c->json_path = optarg; break;
+                case 'j':
+                        c->json_stdout = cli_json_to(optarg ? optarg : "") == CLI_JSON_STDOUT;
+                        c->json_path = c->json_stdout ? NULL : optarg;
+                        break;
                 case ARG_DAEMON: c->daemon_arg = optarg; break;
                 case 'h': help(sweep); return 1;
                 default: return -EINVAL;
@@ -1643,6 +1188,10 @@ static int run(int argc, char *argv[], bool sweep) {
                         return cli_interrupted();
                 if (r < 0)
                         return r == -EINVAL ? EXIT_USAGE : 1;
+        }
+        if (c.json_stdout) {
+                compose_json(&c, &(Json){ .f = stdout });
+                return fflush(stdout) == 0 ? 0 : 1;
         }
         if (print_table(&c) < 0)
                 return 1;

@@ -319,26 +319,19 @@ static void json_load(Json *j, const ContestLoad *cl, double t0) {
         json_end(j, '}');
 }
 
-int contest_write_json(const char *path, const ContestResults *r, const ContestOptions *o,
-                       const Sandbox *sb) {
-        _cleanup_fclose_ FILE *f = fopen(path, "we");
-        Json j = { .f = f };
+void contest_write_json(Json *j, const ContestResults *r, const ContestOptions *o,
+                        const Sandbox *sb) {
         double t0 = no_load_time(r);
 
-        if (!f)
-                return negative_errno();
-        json_begin(&j, '{');
-        json_string(&j, "loadgen", CGBALANCE_VERSION);
-        json_string(&j, "benchmark", "contest");
-        sandbox_json_machine(&j, sb);
-        json_parameters(&j, r, o);
-        json_key(&j, "loads");
-        json_begin(&j, '[');
+        json_begin(j, '{');
+        json_string(j, "loadgen", CGBALANCE_VERSION);
+        json_string(j, "benchmark", "contest");
+        sandbox_json_machine(j, sb);
+        json_parameters(j, r, o);
+        json_key(j, "loads");
+        json_begin(j, '[');
         for (size_t i = 0; i < r->n_loads; i++)
-                json_load(&j, &r->loads[i], t0);
-        json_end(&j, ']');
-        json_end(&j, '}');
-        if (fflush(f) != 0 || ferror(f))
-                return -EIO;
-        return 0;
+                json_load(j, &r->loads[i], t0);
+        json_end(j, ']');
+        json_end(j, '}');
 }

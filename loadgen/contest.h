@@ -87,6 +87,6 @@ ContestRow contest_row(const ContestRun *runs, unsigned n, uint64_t contest_scal
 void contest_format_row(FILE *f, const char *label, const ContestRow *row);
 /* The tables, one per load, a blank line between. */
 void contest_print_tables(FILE *f, const ContestResults *r, const char *label);
-/* Every run's raw figures, the means, the machine and the parameters, as JSON. */
-int contest_write_json(const char *path, const ContestResults *r, const ContestOptions *o,
-                       const Sandbox *sb);
+/* Every run's raw figures, the means, the machine and the parameters, as one JSON object. */
+void contest_write_json(Json *j, const ContestResults *r, const ContestOptions *o,
+                        const Sandbox *sb);

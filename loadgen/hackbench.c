@@ -475,7 +475,7 @@ static void help(void) {
                "                         1).\n"
                "     --label=NAME        Print the seed's header, \"Hackbench:<TAB>NAME\", first\n"
                "                         (NAME names the column: the kernel, the "
-               "balancer).\n" CLI_HELP_CPUS CLI_HELP_NO_SANDBOX BENCH_HELP_JSON
+               "balancer).\n" CLI_HELP_CPUS CLI_HELP_NO_SANDBOX CLI_HELP_JSON
                "  -h --help              Show this help.\n"
                "\n"
                "Time is in seconds, truncated to milliseconds as rt-tests prints it. A group\n"
@@ -506,17 +506,17 @@ static int parse_options(int argc, char *argv[], Options *o) {
                 { "pipe", no_argument, NULL, 'p' },
                 { "threads", no_argument, NULL, 'T' },
                 { "runs", required_argument, NULL, 'r' },
-                { "label", required_argument, NULL, 'L' },
+                CLI_OPT_LABEL,
                 CLI_OPT_CPUS,
                 CLI_OPT_NO_SANDBOX,
-                BENCH_OPT_JSON,
+                CLI_OPT_JSON,
                 CLI_OPT_HELP,
                 {},
         };
         const char *groups = DEFAULT_GROUPS;
         int c, r;
 
-        while ((c = getopt_long(argc, argv, "g:l:s:f:pTr:c:jh", options, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, "g:l:s:f:pTr:c:L:j::h", options, NULL)) >= 0) {
                 r = cli_parse_common(c, optarg, &o->co);
                 if (r < 0)
                         return r;
@@ -534,14 +534,13 @@ static int parse_options(int argc, char *argv[], Options *o) {
                 case 'p': o->p.pipe = true; break;
                 case 'T': o->p.threads = true; break;
                 case 'r': r = cli_parse_unsigned("runs", optarg, 1, MAX_RUNS, &o->runs); break;
-                case 'L': o->label = optarg; break;
-                case 'j': o->json = optarg ? optarg : ""; break;
                 case 'h': help(); return 1;
                 default: return -EINVAL; /* getopt said why */
                 }
                 if (r < 0)
                         return r;
         }
+        cli_take_report(&o->co, &o->label, &o->json);
         if (optind < argc) {
                 log_error("Unexpected argument \"%s\"; see loadgen hackbench --help.",
                           argv[optind]);

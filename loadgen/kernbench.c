@@ -267,8 +267,8 @@ static void help(void) {
                "                         (default half,cpus,4xcpus,unbounded; CPUs: the run's).\n"
                "  -n --runs=N            Measured builds per job count, 1 to %u (default 5).\n"
                "  -L --label=NAME        The first column (default \"default\").\n"
-               "     --quiet             No progress lines on stderr.\n" BENCH_HELP_JSON
-                       CLI_HELP_CPUS CLI_HELP_DIR
+               "     --quiet             No progress lines on stderr.\n" CLI_HELP_JSON CLI_HELP_CPUS
+                       CLI_HELP_DIR
                "  -q --quick             The small tree (%u files instead of %u), for "
                "tests.\n" CLI_HELP_NO_SANDBOX "  -h --help              Show this help.\n",
                KERNBENCH_MAX_RUNS, TREE_QUICK_FILES, TREE_DEFAULT_FILES);
@@ -291,9 +291,9 @@ static int parse_args(int argc, char *argv[], Args *a) {
         static const struct option options[] = {
                 { "jobs", required_argument, NULL, 'J' },
                 { "runs", required_argument, NULL, 'n' },
-                { "label", required_argument, NULL, 'L' },
+                CLI_OPT_LABEL,
                 { "quiet", no_argument, NULL, ARG_QUIET },
-                BENCH_OPT_JSON,
+                CLI_OPT_JSON,
                 CLI_OPT_CPUS,
                 CLI_OPT_DIR,
                 CLI_OPT_QUICK,
@@ -316,13 +316,12 @@ static int parse_args(int argc, char *argv[], Args *a) {
                         if (cli_parse_unsigned("runs", optarg, 1, KERNBENCH_MAX_RUNS, &a->runs) < 0)
                                 return -EINVAL;
                         break;
-                case 'L': a->label = optarg; break;
                 case ARG_QUIET: a->quiet = true; break;
-                case 'j': a->json = optarg ? optarg : ""; break;
                 case 'h': help(); return 1;
                 default: return -EINVAL;
                 }
         }
+        cli_take_report(&a->co, &a->label, &a->json);
         if (optind != argc) {
                 log_error("Unexpected argument \"%s\"; see loadgen kernbench --help.",
                           argv[optind]);

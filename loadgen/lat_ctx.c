@@ -395,7 +395,7 @@ static void help(void) {
                "  -s --size=AXIS         Each process's array in KB (default 0; 0 to %u;\n"
                "                         the seed used 0,4,8,16,32,64).\n"
                "  -L --label=NAME        The column title (default \"default\").\n" CLI_HELP_CPUS
-                       CLI_HELP_DIR CLI_HELP_NO_SANDBOX BENCH_HELP_JSON
+                       CLI_HELP_DIR CLI_HELP_NO_SANDBOX CLI_HELP_JSON
                "                         Rows: size_kb, overhead_usec (= pipe_usec + sum_usec),\n"
                "                         tasks, usec (the median), usec_min, usec_max, trips\n"
                "                         (per measurement), repetitions.\n"
@@ -410,8 +410,8 @@ static int parse_args(int argc, char *argv[], Args *a, CliCommon *co) {
         static const struct option options[] = {
                 { "tasks", required_argument, NULL, 't' },
                 { "size", required_argument, NULL, 's' },
-                { "label", required_argument, NULL, 'L' },
-                BENCH_OPT_JSON,
+                CLI_OPT_LABEL,
+                CLI_OPT_JSON,
                 CLI_OPT_CPUS,
                 CLI_OPT_DIR,
                 CLI_OPT_NO_SANDBOX,
@@ -420,7 +420,7 @@ static int parse_args(int argc, char *argv[], Args *a, CliCommon *co) {
         };
         int c, r;
 
-        while ((c = getopt_long(argc, argv, "t:s:L:jc:h", options, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, "t:s:L:j::c:h", options, NULL)) >= 0) {
                 r = cli_parse_common(c, optarg, co);
                 if (r < 0)
                         return -EINVAL;
@@ -439,12 +439,11 @@ static int parse_args(int argc, char *argv[], Args *a, CliCommon *co) {
                                              &a->n_sizes) < 0)
                                 return -EINVAL;
                         break;
-                case 'L': a->label = optarg; break;
-                case 'j': a->json = optarg ? optarg : ""; break;
                 case 'h': help(); return 0;
                 default: return -EINVAL; /* getopt said why */
                 }
         }
+        cli_take_report(co, &a->label, &a->json);
         if (optind < argc) {
                 log_error("Unexpected argument \"%s\"; see loadgen lat_ctx --help.", argv[optind]);
                 return -EINVAL;

@@ -5,15 +5,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "macro.h"
 
 /* In contest's order: no_load first, since every Ratio is over its Time. */
@@ -95,99 +93,40 @@ void load_nap(uint64_t deadline_usec, uint64_t max_usec) {
         (void) nanosleep(&ts, NULL); /* EINTR: the caller checks its stop flag */
 }
 
-/* How long a stop flag set without a signal (by another thread) may go unseen. */
-#define COMMAND_POLL_MSEC 100
+/* Waits for the command until the deadline or a stop, killing it then: -ECANCELED, else 0. */
+static int command_wait(const LoadOptions *o, uint64_t deadline_usec, Child *c) {
+        int r = child_wait(c, deadline_usec, o->stop);
 
-/* The child's side of load_run_command(): stdio on /dev/null, then exec; an exec error goes to
- * the parent through err_fd (close-on-exec, so a successful exec says nothing). Only
- * async-signal-safe calls: the parent may have threads. */
-_Noreturn static void command_child(pid_t parent, const char *const argv[], int err_fd) {
-        sigset_t none;
-        int fd, e;
-
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
-                _exit(127);
-        sigemptyset(&none);
-        (void) sigprocmask(SIG_SETMASK, &none, NULL);
-        fd = open("/dev/null", O_RDWR); /* no O_CLOEXEC: it may itself be 0, 1 or 2 */
-        if (fd >= 0 && dup2(fd, STDIN_FILENO) >= 0 && dup2(fd, STDOUT_FILENO) >= 0 &&
-            dup2(fd, STDERR_FILENO) >= 0) {
-                if (fd > STDERR_FILENO)
-                        (void) close(fd);
-                execvp(argv[0], (char *const *) argv);
-        }
-        e = errno;
-        (void) !write(err_fd, &e, sizeof(e));
-        _exit(127);
-}
-
-static void kill_and_reap(pid_t pid) {
-        (void) kill(pid, SIGKILL);
-        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-                ;
-}
-
-/* Waits for pid, killing it once the load should stop: -ECANCELED then, else 0 and its status.
- * A pidfd wakes the poll the moment it exits; a signal (EINTR) at once; a flag set by a thread
- * at the next timeout. */
-static int command_wait(const LoadOptions *o, uint64_t deadline_usec, pid_t pid, int *ret_status) {
-        _cleanup_close_ int pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
-
-        for (;;) {
-                int status, msec = COMMAND_POLL_MSEC;
-                pid_t w = waitpid(pid, &status, WNOHANG);
-                uint64_t now;
-
-                if (w == pid) {
-                        *ret_status = status;
-                        return 0;
-                }
-                if (w < 0 && errno != EINTR) {
-                        int r = negative_errno();
-
-                        kill_and_reap(pid);
-                        return r;
-                }
-                now = now_usec();
-                if ((o->stop && *o->stop) || now >= deadline_usec) {
-                        kill_and_reap(pid);
-                        return -ECANCELED;
-                }
-                if (deadline_usec - now < (uint64_t) msec * 1000)
-                        msec = (int) ((deadline_usec - now + 999) / 1000);
-                if (pidfd >= 0)
-                        (void) poll(&(struct pollfd){ .fd = pidfd, .events = POLLIN }, 1, msec);
-                else /* no pidfd_open() (kernel < 5.3, seccomp): poll the child every ms */
-                        load_nap(deadline_usec, 1000);
-        }
+        if (r < 0)
+                child_kill(c);
+        return r == -ETIME || r == -EINTR ? -ECANCELED : r;
 }
 
 int load_run_command(const LoadOptions *o, uint64_t deadline_usec, const char *const argv[]) {
-        _cleanup_close_ int err_rd = -EBADF, err_wr = -EBADF;
-        pid_t parent = getpid(), pid;
-        int fds[2], status, e, r;
+        /* stdio on /dev/null; killed with loadgen, and at the deadline or a stop */
+        ChildSpec spec = { .argv = argv,
+                           .pdeathsig = SIGKILL,
+                           .stdin_fd = CHILD_FD_NULL,
+                           .stdout_fd = CHILD_FD_NULL,
+                           .stderr_fd = CHILD_FD_NULL };
+        Child c = CHILD_NULL;
+        int e, r;
 
         if (!argv || !argv[0])
                 return -EINVAL;
-        if (pipe2(fds, O_CLOEXEC) < 0)
-                return negative_errno();
-        err_rd = fds[0];
-        err_wr = fds[1];
-        pid = fork();
-        if (pid < 0)
-                return negative_errno();
-        if (pid == 0)
-                command_child(parent, argv, err_wr);
-        err_wr = (close(err_wr), -EBADF); /* so the read below sees EOF, not a blocked pipe */
-
-        r = command_wait(o, deadline_usec, pid, &status);
+        if ((o->stop && *o->stop) || now_usec() >= deadline_usec)
+                return -ECANCELED;
+        r = child_spawn(&spec, &c);
         if (r < 0)
                 return r;
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        r = command_wait(o, deadline_usec, &c);
+        e = child_start_error(&c);
+        child_done(&c);
+        if (r < 0)
+                return r;
+        if (WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0)
                 return 0;
-        if (read(err_rd, &e, sizeof(e)) == (ssize_t) sizeof(e) && e > 0)
-                return -e; /* exec failed */
-        return -EIO;
+        return e < 0 ? e : -EIO; /* exec's error, or the command failed */
 }
 
 static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw) {

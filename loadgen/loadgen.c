@@ -139,43 +139,55 @@ static void run_help(void) {
                "  -d --duration=SECONDS  How long to run, from when the load is ready (default\n"
                "                         1; a scenario's own duration by default).\n" CLI_HELP_CPUS
                        CLI_HELP_MEM CLI_HELP_DIR CLI_HELP_OTHER_DIR CLI_HELP_QUICK
-                               CLI_HELP_NO_SANDBOX
-               "  -j --json              Print one JSON object with the raw figures.\n"
+                               CLI_HELP_NO_SANDBOX CLI_HELP_JSON
                "     --quiet             A scenario: no progress lines on stderr.\n"
                "  -h --help              Show this help.\n");
 }
 
-static void print_run(const Load *l, const LoadResult *res, uint64_t cpu_usec, int peak_r,
-                      uint64_t peak, bool json) {
-        uint64_t pct = res->elapsed_usec ? cpu_usec * 100 / res->elapsed_usec : 0;
+/* What loadgen run LOAD reports. */
+typedef struct RunReport {
+        const Load *l;
+        const LoadResult *res;
+        uint64_t cpu_usec, peak;
+        int peak_r;
+} RunReport;
 
-        if (json) {
-                Json j = { .f = stdout };
+static uint64_t run_cpu_pct(const RunReport *rr) {
+        return rr->res->elapsed_usec ? rr->cpu_usec * 100 / rr->res->elapsed_usec : 0;
+}
 
-                json_begin(&j, '{');
-                json_string(&j, "load", l->name);
-                json_string(&j, "unit", l->unit);
-                json_u64(&j, "work", res->work);
-                json_u64(&j, "contest_scale", l->contest_scale);
-                json_u64(&j, "elapsed_usec", res->elapsed_usec);
-                json_u64(&j, "cpu_usec", cpu_usec);
-                json_u64(&j, "cpu_pct", pct);
-                if (peak_r >= 0)
-                        json_u64(&j, "memory_peak_bytes", peak);
-                json_bool(&j, "interrupted", res->interrupted);
-                json_end(&j, '}');
-                return;
-        }
-        printf("%s: %" PRIu64 " %s in %" PRIu64 ".%02" PRIu64 " s, CPU %" PRIu64 "%%", l->name,
-               res->work, l->unit, res->elapsed_usec / 1000000, res->elapsed_usec % 1000000 / 10000,
-               pct);
-        if (peak_r >= 0)
-                printf(", memory peak %" PRIu64 " MiB", peak >> 20);
-        printf("%s\n", res->interrupted ? " (interrupted)" : "");
+static void run_json(Json *j, void *userdata) {
+        const RunReport *rr = userdata;
+
+        json_begin(j, '{');
+        json_string(j, "load", rr->l->name);
+        json_string(j, "unit", rr->l->unit);
+        json_u64(j, "work", rr->res->work);
+        json_u64(j, "contest_scale", rr->l->contest_scale);
+        json_u64(j, "elapsed_usec", rr->res->elapsed_usec);
+        json_u64(j, "cpu_usec", rr->cpu_usec);
+        json_u64(j, "cpu_pct", run_cpu_pct(rr));
+        if (rr->peak_r >= 0)
+                json_u64(j, "memory_peak_bytes", rr->peak);
+        json_bool(j, "interrupted", rr->res->interrupted);
+        json_end(j, '}');
+}
+
+static void run_table(FILE *f, void *userdata) {
+        const RunReport *rr = userdata;
+        const LoadResult *res = rr->res;
+
+        fprintf(f, "%s: %" PRIu64 " %s in %" PRIu64 ".%02" PRIu64 " s, CPU %" PRIu64 "%%",
+                rr->l->name, res->work, rr->l->unit, res->elapsed_usec / 1000000,
+                res->elapsed_usec % 1000000 / 10000, run_cpu_pct(rr));
+        if (rr->peak_r >= 0)
+                fprintf(f, ", memory peak %" PRIu64 " MiB", rr->peak >> 20);
+        fprintf(f, "%s\n", res->interrupted ? " (interrupted)" : "");
 }
 
 /* Runs l in sb until its duration ends or a signal; prints its report. */
-static int run_in_sandbox(const Load *l, LoadOptions *lo, Sandbox *sb, bool quick, bool json) {
+static int run_in_sandbox(const Load *l, LoadOptions *lo, Sandbox *sb, bool quick,
+                          const char *json) {
         _cleanup_load_run_ LoadRun *lr = NULL;
         _cleanup_free_ char *tree = sandbox_path(sb, "tree"), *work = sandbox_path(sb, "load");
         TreeOptions to;
@@ -204,18 +216,37 @@ static int run_in_sandbox(const Load *l, LoadOptions *lo, Sandbox *sb, bool quic
         if (r < 0)
                 return log_error_errno(r, "%s failed: %m", l->name);
         peak_r = sandbox_memory_peak(sb, SANDBOX_LOAD, &peak);
-        print_run(l, &res, cpu, peak_r, peak, json);
-        return fflush(stdout) == 0 ? 0 : 1;
+        return cli_report(json, run_table, run_json, &(RunReport){ l, &res, cpu, peak, peak_r }) < 0
+                       ? 1
+                       : 0;
 }
 
 /* loadgen run FILE|NAME: the scenario at path, in its sandbox. */
-static int run_scenario(const char *path, CliCommon *co, uint64_t duration_usec, bool json,
-                        bool quiet) {
+/* What loadgen run SCENARIO reports. */
+typedef struct ScenarioReport {
+        const Scenario *s;
+        const ScenarioResult *res;
+        const Sandbox *sb;
+} ScenarioReport;
+
+static void scenario_table(FILE *f, void *userdata) {
+        const ScenarioReport *sr = userdata;
+
+        scenario_print_report(f, sr->s, sr->res);
+}
+
+static void scenario_json(Json *j, void *userdata) {
+        const ScenarioReport *sr = userdata;
+
+        scenario_write_json(j, sr->s, sr->res, sr->sb);
+}
+
+static int run_scenario(const char *path, CliCommon *co, bool quiet) {
         _cleanup_topology_ Topology *t = NULL;
         _cleanup_scenario_ Scenario *s = NULL;
         _cleanup_sandbox_ Sandbox *sb = NULL;
         _cleanup_(scenario_result_done) ScenarioResult res = { 0 };
-        ScenarioRunOptions o = { .duration_usec = duration_usec, .quiet = quiet };
+        ScenarioRunOptions o = { .duration_usec = co->duration_usec, .quiet = quiet };
         ConfigError e = { 0 };
         int r;
 
@@ -244,13 +275,8 @@ static int run_scenario(const char *path, CliCommon *co, uint64_t duration_usec,
         r = scenario_run(s, sb, &o, &res);
         if (r < 0)
                 return cli_stop ? cli_interrupted() : 1;
-        if (json) {
-                Json j = { .f = stdout };
-
-                scenario_write_json(&j, s, &res, sb);
-        } else
-                scenario_print_report(stdout, s, &res);
-        if (fflush(stdout) != 0)
+        if (cli_report(co->json, scenario_table, scenario_json, &(ScenarioReport){ s, &res, sb }) <
+            0)
                 return 1;
         return res.interrupted ? cli_interrupted() : 0;
 }
@@ -258,8 +284,8 @@ static int run_scenario(const char *path, CliCommon *co, uint64_t duration_usec,
 static int cmd_run(int argc, char *argv[]) {
         enum { ARG_QUIET = 0x100 };
         static const struct option options[] = {
-                { "duration", required_argument, NULL, 'd' },
-                { "json", no_argument, NULL, 'j' },
+                CLI_OPT_DURATION,
+                CLI_OPT_JSON,
                 { "quiet", no_argument, NULL, ARG_QUIET },
                 CLI_OPT_NO_SANDBOX,
                 CLI_OPT_CPUS,
@@ -274,27 +300,18 @@ static int cmd_run(int argc, char *argv[]) {
         _cleanup_sandbox_ Sandbox *sb = NULL;
         LoadOptions lo;
         const Load *l;
-        bool json = false, quiet = false, duration_given = false;
+        bool quiet = false;
         int c, r;
 
         load_options_init(&lo);
         optind = 0; /* glibc: reinitialise for the subcommand's argv */
-        while ((c = getopt_long(argc, argv, "d:jc:m:qh", options, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, "d:j::c:m:qh", options, NULL)) >= 0) {
                 r = cli_parse_common(c, optarg, &co);
                 if (r < 0)
                         return EXIT_USAGE;
                 if (r > 0)
                         continue;
                 switch (c) {
-                case 'd':
-                        if (parse_seconds(optarg, &lo.duration_usec) < 0) {
-                                log_error("Invalid duration \"%s\": want seconds > 0, e.g. 2.5.",
-                                          optarg);
-                                return EXIT_USAGE;
-                        }
-                        duration_given = true;
-                        break;
-                case 'j': json = true; break;
                 case ARG_QUIET: quiet = true; break;
                 case 'h': run_help(); return 0;
                 default: return EXIT_USAGE; /* getopt said why */
@@ -318,8 +335,10 @@ static int cmd_run(int argc, char *argv[]) {
                                   argv[optind]);
                         return EXIT_USAGE;
                 }
-                return run_scenario(path, &co, duration_given ? lo.duration_usec : 0, json, quiet);
+                return run_scenario(path, &co, quiet);
         }
+        if (co.duration_usec)
+                lo.duration_usec = co.duration_usec;
         if (!co.ram_bytes)
                 co.ram_bytes = co.quick ? QUICK_RAM_BYTES : LOAD_DEFAULT_RAM_BYTES;
         lo.ram_bytes = co.ram_bytes;
@@ -330,7 +349,7 @@ static int cmd_run(int argc, char *argv[]) {
         if (cli_make_sandbox(&co, &sb) < 0)
                 return 1;
         lo.ncpus = sandbox_ncpus(sb);
-        r = run_in_sandbox(l, &lo, sb, co.quick, json);
+        r = run_in_sandbox(l, &lo, sb, co.quick, co.json);
         if (r == 0 && cli_stop)
                 return 0; /* the report says "(interrupted)" */
         return r < 0 ? 1 : r;
@@ -355,9 +374,9 @@ static void contest_help(void) {
                "  -l --loads=LIST        Comma-separated loads (default: all, in contest's order;\n"
                "                         no_load is added first if missing).\n"
                "  -n --runs=N            Runs of each load (default 3).\n"
-               "  -L --label=NAME        The first column (default \"default\").\n"
-               "  -J --json=FILE         Write every run's raw figures, the machine and the\n"
-               "                         parameters to FILE.\n"
+               "  -L --label=NAME        The first column (default \"default\").\n" CLI_HELP_JSON
+               "                         Every run's raw figures, the machine and the\n"
+               "                         parameters. -J FILE is --json=FILE.\n"
                "     --jobs=N            make -j N (default 4 x the run's CPUs).\n"
                "     --lead=SECONDS      The load runs this long before the job starts (default\n"
                "                         3, 1 with --quick).\n" CLI_HELP_CPUS CLI_HELP_MEM
@@ -398,13 +417,32 @@ static int parse_loads(const char *s, const Load **ret, size_t *ret_n) {
         return 0;
 }
 
+/* What loadgen contest reports. */
+typedef struct ContestReport {
+        const ContestResults *res;
+        const ContestOptions *o;
+        const Sandbox *sb;
+} ContestReport;
+
+static void contest_table(FILE *f, void *userdata) {
+        const ContestReport *cr = userdata;
+
+        contest_print_tables(f, cr->res, cr->o->label);
+}
+
+static void contest_json(Json *j, void *userdata) {
+        const ContestReport *cr = userdata;
+
+        contest_write_json(j, cr->res, cr->o, cr->sb);
+}
+
 static int cmd_contest(int argc, char *argv[]) {
         enum { ARG_JOBS = 0x100, ARG_LEAD, ARG_QUIET };
         static const struct option options[] = {
                 { "loads", required_argument, NULL, 'l' },
                 { "runs", required_argument, NULL, 'n' },
-                { "label", required_argument, NULL, 'L' },
-                { "json", required_argument, NULL, 'J' },
+                CLI_OPT_LABEL,
+                CLI_OPT_JSON,
                 { "jobs", required_argument, NULL, ARG_JOBS },
                 { "lead", required_argument, NULL, ARG_LEAD },
                 { "quiet", no_argument, NULL, ARG_QUIET },
@@ -420,7 +458,7 @@ static int cmd_contest(int argc, char *argv[]) {
         _cleanup_(contest_results_done) ContestResults res = { 0 };
         _cleanup_sandbox_ Sandbox *sb = NULL;
         const Load *chosen[MAX_LOADS];
-        const char *json_path = NULL;
+        const char *json = NULL;
         ContestOptions o = { .loads = chosen, .runs = 3, .label = "default" };
         bool lead_given = false;
         unsigned long v;
@@ -430,7 +468,7 @@ static int cmd_contest(int argc, char *argv[]) {
         for (size_t i = 0; i < n_loads; i++)
                 chosen[o.n_loads++] = &loads[i];
         optind = 0;
-        while ((c = getopt_long(argc, argv, "l:n:L:J:c:m:qh", options, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, "l:n:L:j::J:c:m:qh", options, NULL)) >= 0) {
                 r = cli_parse_common(c, optarg, &co);
                 if (r < 0)
                         return EXIT_USAGE;
@@ -453,8 +491,7 @@ static int cmd_contest(int argc, char *argv[]) {
                         }
                         *(c == 'n' ? &o.runs : &o.jobs) = (unsigned) v;
                         break;
-                case 'L': o.label = optarg; break;
-                case 'J': json_path = optarg; break;
+                case 'J': co.json = optarg; break; /* as before --json took an optional FILE */
                 case ARG_LEAD:
                         if (parse_seconds(optarg, &o.lead_usec) < 0) {
                                 log_error("Invalid --lead \"%s\": want seconds > 0, e.g. 3.",
@@ -468,6 +505,7 @@ static int cmd_contest(int argc, char *argv[]) {
                 default: return EXIT_USAGE;
                 }
         }
+        cli_take_report(&co, &o.label, &json);
         if (optind != argc) {
                 log_error("Unexpected argument \"%s\"; see loadgen contest --help.", argv[optind]);
                 return EXIT_USAGE;
@@ -491,13 +529,9 @@ static int cmd_contest(int argc, char *argv[]) {
                 return cli_interrupted();
         if (r < 0)
                 return 1;
-        contest_print_tables(stdout, &res, o.label);
-        if (json_path) {
-                r = contest_write_json(json_path, &res, &o, sb);
-                if (r < 0)
-                        return log_error_errno(r, "Failed to write %s: %m", json_path), 1;
-        }
-        return fflush(stdout) == 0 ? 0 : 1;
+        return cli_report(json, contest_table, contest_json, &(ContestReport){ &res, &o, sb }) < 0
+                       ? 1
+                       : 0;
 }
 
 int main(int argc, char *argv[]) {

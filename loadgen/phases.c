@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "job.h"
 #include "load.h"
 #include "macro.h"
@@ -532,12 +532,19 @@ static int compile_phase(Exec *e, const Phase *p) {
 #define BENCH_TERM_USEC (5 * SEC_USEC)
 #define SEC_USEC 1000000u
 
-static pid_t bench_spawn(const Exec *e, const Phase *p) {
+/* loadgen BENCH [ARGS] --no-sandbox, stdio on /dev/null, in a process group of its own. */
+static int bench_spawn(const Exec *e, const Phase *p, Child *ret) {
         _cleanup_free_ char *copy = p->args ? strdup(p->args) : NULL;
         const char *argv[32];
         size_t n = 0;
         char *save = NULL;
-        pid_t pid;
+        ChildSpec spec = { .exec_path = e->c->loadgen_path,
+                           .argv = argv,
+                           .pdeathsig = SIGKILL,
+                           .new_pgrp = true,
+                           .stdin_fd = CHILD_FD_NULL,
+                           .stdout_fd = CHILD_FD_NULL,
+                           .stderr_fd = CHILD_FD_NULL };
 
         if (p->args && !copy)
                 return -ENOMEM;
@@ -548,44 +555,30 @@ static pid_t bench_spawn(const Exec *e, const Phase *p) {
                 argv[n++] = w;
         argv[n++] = "--no-sandbox";
         argv[n] = NULL;
-        pid = fork();
-        if (pid < 0)
-                return negative_errno();
-        if (pid == 0) {
-                int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-
-                (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
-                (void) setpgid(0, 0);
-                if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(null, STDOUT_FILENO) < 0 ||
-                    dup2(null, STDERR_FILENO) < 0)
-                        _exit(126);
-                execv(e->c->loadgen_path, (char *const *) argv);
-                _exit(127);
-        }
-        return pid;
+        return child_spawn(&spec, ret);
 }
 
-/* Waits for pid; at end or a stop, SIGTERM, then SIGKILL. True if it ended by itself with 0. */
-static int bench_wait(const Exec *e, pid_t pid, uint64_t end, bool *ret_ok) {
+/* Waits for the run; at end or a stop, SIGTERM, then SIGKILL to its group after
+ * BENCH_TERM_USEC. True in *ret_ok if it ended by itself with 0. */
+static int bench_wait(const Exec *e, Child *c, uint64_t end, bool *ret_ok) {
+        pid_t pgid = c->pid;
         uint64_t term_at = 0;
-        int status;
+        int r;
 
         for (;;) {
-                pid_t w = waitpid(pid, &status, WNOHANG);
-
-                if (w == pid)
+                r = child_wait(c, now_usec() + 20000, NULL);
+                if (r == 0)
                         break;
-                if (w < 0 && errno != EINTR)
-                        return negative_errno();
+                if (r != -ETIME)
+                        return r;
                 if (!term_at && over(e, end)) {
-                        (void) kill(pid, SIGTERM);
+                        (void) child_signal(c, SIGTERM);
                         term_at = now_usec();
                 } else if (term_at && now_usec() - term_at > BENCH_TERM_USEC)
-                        (void) kill(-pid, SIGKILL);
-                (void) usleep(20000);
+                        (void) kill(-pgid, SIGKILL);
         }
-        (void) kill(-pid, SIGKILL); /* what it left in its process group */
-        *ret_ok = !term_at && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+        (void) kill(-pgid, SIGKILL); /* what it left in its process group */
+        *ret_ok = !term_at && WIFEXITED(c->status) && WEXITSTATUS(c->status) == 0;
         return 0;
 }
 
@@ -595,13 +588,15 @@ static int bench_phase(Exec *e, const Phase *p) {
         if (!e->c->loadgen_path || !p->bench)
                 return -EINVAL;
         for (uint64_t runs = 0; !over(e, end) && (p->count == 0 || runs < p->count); runs++) {
-                pid_t pid = bench_spawn(e, p);
+                Child c = CHILD_NULL;
                 bool ok = false;
                 int r;
 
-                if (pid < 0)
-                        return pid;
-                r = bench_wait(e, pid, end, &ok);
+                r = bench_spawn(e, p, &c);
+                if (r < 0)
+                        return r;
+                r = bench_wait(e, &c, end, &ok);
+                child_done(&c); /* kills it only if the wait failed */
                 if (r < 0)
                         return r;
                 if (ok)

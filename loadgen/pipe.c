@@ -281,7 +281,7 @@ static void help(void) {
                "Default " DEFAULT_PLACEMENTS ".\n"
                "  -T --threads           Two threads of one process instead of two processes\n"
                "                         (perf's -T).\n" CLI_HELP_CPUS CLI_HELP_NO_SANDBOX
-                       BENCH_HELP_JSON "  -h --help              Show this help.\n"
+                       CLI_HELP_JSON "  -h --help              Show this help.\n"
                "\n"
                "Total time runs from the release of both tasks (pinned and ready) to the end\n"
                "of both; usecs/op is Total time / LOOPS; ops/sec its inverse.\n",
@@ -309,7 +309,7 @@ static int parse_options(int argc, char *argv[], Options *o) {
                 { "threads", no_argument, NULL, 'T' },
                 CLI_OPT_CPUS,
                 CLI_OPT_NO_SANDBOX,
-                BENCH_OPT_JSON,
+                CLI_OPT_JSON,
                 CLI_OPT_HELP,
                 {},
         };
@@ -317,7 +317,7 @@ static int parse_options(int argc, char *argv[], Options *o) {
         size_t bad = 0;
         int c, r;
 
-        while ((c = getopt_long(argc, argv, "l:P:Tc:jh", options, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, "l:P:Tc:j::h", options, NULL)) >= 0) {
                 r = cli_parse_common(c, optarg, &o->co);
                 if (r < 0)
                         return r;
@@ -330,11 +330,11 @@ static int parse_options(int argc, char *argv[], Options *o) {
                         break;
                 case 'P': placement = optarg; break;
                 case 'T': o->threads = true; break;
-                case 'j': o->json = optarg ? optarg : ""; break;
                 case 'h': help(); return 1;
                 default: return -EINVAL;
                 }
         }
+        cli_take_report(&o->co, NULL, &o->json);
         if (optind < argc) {
                 log_error("Unexpected argument \"%s\"; see loadgen pipe --help.", argv[optind]);
                 return -EINVAL;

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "load.h"
 #include "macro.h"
 
@@ -15,17 +16,9 @@
 #define STOP_GRACE_USEC 1000000u
 #define HOPS_PER_UPDATE 256u /* a shared counter bumped every hop would bounce between CPUs */
 
-static volatile sig_atomic_t child_stop;
-
-static void child_on_signal(int sig) {
-        (void) sig;
-        child_stop = 1;
-}
-
 /* One ring member: read a token from in, pass it to out, count the hop. SIGTERM is blocked except
  * inside ppoll(), so a stop request can never slip in between the check and a blocking read. */
 _Noreturn static void ring_member(const LoadOptions *o, int in, int out) {
-        struct sigaction sa = { .sa_handler = child_on_signal };
         struct pollfd p = { .fd = in, .events = POLLIN };
         sigset_t block, wait_mask;
         uint64_t hops = 0;
@@ -38,12 +31,11 @@ _Noreturn static void ring_member(const LoadOptions *o, int in, int out) {
         (void) sigprocmask(SIG_BLOCK, &block, &wait_mask);
         sigdelset(&wait_mask, SIGTERM);
         sigdelset(&wait_mask, SIGINT);
-        (void) sigaction(SIGTERM, &sa, NULL);
-        (void) sigaction(SIGINT, &sa, NULL);
+        cli_stop_rearm();
 
-        while (!child_stop) {
+        while (!cli_stop) {
                 if (ppoll(&p, 1, NULL, &wait_mask) <= 0)
-                        continue; /* EINTR: child_stop is set */
+                        continue; /* EINTR: cli_stop is set */
                 if (read(in, &token, 1) != 1)
                         continue; /* spurious wakeup (EAGAIN): poll again */
                 if (write(out, &token, 1) == 1 && ++hops == HOPS_PER_UPDATE) {

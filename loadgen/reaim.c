@@ -605,7 +605,7 @@ static void help(void) {
                "     --seed=N            The draw's seed (default 1; decimal, or hex after 0x).\n"
                "  -L --label=NAME        The Kernel column (default \"default\").\n"
                "AXIS is a comma-separated list of N, A-B, A-B:STEP or A-BxFACTOR.\n" CLI_HELP_DIR
-                       CLI_HELP_CPUS CLI_HELP_NO_SANDBOX BENCH_HELP_JSON
+                       CLI_HELP_CPUS CLI_HELP_NO_SANDBOX CLI_HELP_JSON
                "                         Rows: users, real_usec, jobs, jpm, jpm_per_child,\n"
                "                         jti, child_usec mean, stddev, min and max; then\n"
                "                         max_jpm, max_jpm_users, crossover_users (0: none).\n"
@@ -661,8 +661,8 @@ static int parse_args(int argc, char *argv[], Args *a, CliCommon *co) {
                 { "jobs-per-child", required_argument, NULL, 'J' },
                 { "workfile", required_argument, NULL, 'w' },
                 { "seed", required_argument, NULL, ARG_SEED },
-                { "label", required_argument, NULL, 'L' },
-                BENCH_OPT_JSON,
+                CLI_OPT_LABEL,
+                CLI_OPT_JSON,
                 CLI_OPT_DIR,
                 CLI_OPT_CPUS,
                 CLI_OPT_NO_SANDBOX,
@@ -671,7 +671,7 @@ static int parse_args(int argc, char *argv[], Args *a, CliCommon *co) {
         };
         int c, r;
 
-        while ((c = getopt_long(argc, argv, "u:n:x:J:w:L:jc:h", options, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, "u:n:x:J:w:L:j::c:h", options, NULL)) >= 0) {
                 r = cli_parse_common(c, optarg, co);
                 if (r < 0)
                         return -EINVAL;
@@ -703,12 +703,11 @@ static int parse_args(int argc, char *argv[], Args *a, CliCommon *co) {
                         if (parse_seed(optarg, &a->seed) < 0)
                                 return -EINVAL;
                         break;
-                case 'L': a->label = optarg; break;
-                case 'j': a->json = optarg ? optarg : ""; break;
                 case 'h': help(); return 0;
                 default: return -EINVAL; /* getopt said why */
                 }
         }
+        cli_take_report(co, &a->label, &a->json);
         if (optind < argc) {
                 log_error("Unexpected argument \"%s\"; see loadgen reaim --help.", argv[optind]);
                 return -EINVAL;

@@ -347,7 +347,7 @@ static void help(void) {
                "                         0 to %u; 0 is a plain token ring).\n"
                "  -d --duration=SECONDS  Measured time per row (default 1).\n"
                "  -L --label=NAME        The column title (default \"default\").\n" CLI_HELP_CPUS
-                       CLI_HELP_DIR CLI_HELP_NO_SANDBOX BENCH_HELP_JSON
+                       CLI_HELP_DIR CLI_HELP_NO_SANDBOX CLI_HELP_JSON
                "                         Rows: tasks, active_sets, round_trip_usec,\n"
                "                         round_trips, elapsed_usec, loops_per_work.\n"
                "  -h --help              Show this help.\n",
@@ -370,14 +370,6 @@ static int parse_option(int c, const char *arg, Args *a) {
                 return 0;
         case 'w': return cli_parse_unsigned("work", arg, 1, WORK_USEC_MAX, &a->work_usec);
         case 'y': return cli_parse_unsigned("yields", arg, 0, YIELDS_MAX, &a->yields);
-        case 'd':
-                if (parse_seconds(arg, &a->duration_usec) < 0) {
-                        log_error("Invalid --duration \"%s\": want seconds > 0, e.g. 2.5.", arg);
-                        return -EINVAL;
-                }
-                return 0;
-        case 'L': a->label = arg; return 0;
-        case 'j': a->json = arg ? arg : ""; return 0;
         default: return -EINVAL; /* getopt said why */
         }
 }
@@ -389,9 +381,9 @@ static int parse_args(int argc, char *argv[], Args *a, CliCommon *co) {
                 { "active", required_argument, NULL, 'a' },
                 { "work", required_argument, NULL, 'w' },
                 { "yields", required_argument, NULL, 'y' },
-                { "duration", required_argument, NULL, 'd' },
-                { "label", required_argument, NULL, 'L' },
-                BENCH_OPT_JSON,
+                CLI_OPT_DURATION,
+                CLI_OPT_LABEL,
+                CLI_OPT_JSON,
                 CLI_OPT_CPUS,
                 CLI_OPT_DIR,
                 CLI_OPT_NO_SANDBOX,
@@ -400,7 +392,7 @@ static int parse_args(int argc, char *argv[], Args *a, CliCommon *co) {
         };
         int c, r;
 
-        while ((c = getopt_long(argc, argv, "t:a:w:y:d:L:jc:h", options, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, "t:a:w:y:d:L:j::c:h", options, NULL)) >= 0) {
                 r = cli_parse_common(c, optarg, co);
                 if (r < 0)
                         return -EINVAL;
@@ -413,6 +405,9 @@ static int parse_args(int argc, char *argv[], Args *a, CliCommon *co) {
                 if (parse_option(c, optarg, a) < 0)
                         return -EINVAL;
         }
+        cli_take_report(co, &a->label, &a->json);
+        if (co->duration_usec)
+                a->duration_usec = co->duration_usec;
         if (optind < argc) {
                 log_error("Unexpected argument \"%s\"; see loadgen reflex --help.", argv[optind]);
                 return -EINVAL;

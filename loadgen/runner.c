@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "macro.h"
 
 #define STOP_TIMEOUT_USEC (10 * 1000000u)
@@ -31,17 +32,8 @@ struct LoadRun {
         struct rusage ru;
 };
 
-static volatile sig_atomic_t child_stop;
-
-static void on_child_stop(int sig) {
-        (void) sig;
-        child_stop = 1;
-}
-
 _Noreturn static void child_main(const Load *l, const LoadOptions *opts, const Sandbox *sb,
                                  pid_t parent, int ready_fd, Shared *sh) {
-        /* No SA_RESTART: the load's sleeps and waits return at once. */
-        struct sigaction sa = { .sa_handler = on_child_stop };
         LoadOptions o = *opts;
         sigset_t none;
         int r;
@@ -49,13 +41,12 @@ _Noreturn static void child_main(const Load *l, const LoadOptions *opts, const S
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent)
                 _exit(1);
-        (void) sigaction(SIGTERM, &sa, NULL);
-        (void) sigaction(SIGINT, &sa, NULL);
+        cli_stop_rearm(); /* no SA_RESTART: the load's sleeps and waits return at once */
         sigemptyset(&none);
         (void) sigprocmask(SIG_SETMASK, &none, NULL);
         r = sandbox_enter(sb, SANDBOX_LOAD);
         if (r >= 0) {
-                o.stop = &child_stop;
+                o.stop = &cli_stop;
                 o.progress = &sh->progress;
                 o.ready_fd = ready_fd;
                 r = l->run(&o, &sh->result);

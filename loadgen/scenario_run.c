@@ -54,12 +54,6 @@ typedef struct Run {
         int ready[2], release[2];
 } Run;
 
-static volatile sig_atomic_t child_stop;
-
-static void on_child_stop(int sig) {
-        child_stop = sig;
-}
-
 static void run_done(Run *r) {
         for (size_t i = 0; i < r->n_inst; i++) {
                 Instance *in = &r->inst[i];
@@ -290,7 +284,6 @@ static char *path_join(const char *a, const char *b) {
 
 static _Noreturn void instance_main(Run *r, Instance *in, uint64_t duration_usec) {
         const ScenarioTask *t = scenario_task(r->s, in->task);
-        struct sigaction sa = { .sa_handler = on_child_stop };
         PhaseContext c;
         sigset_t none;
         char *tree = NULL, go, self_exe[4096];
@@ -299,8 +292,7 @@ static _Noreturn void instance_main(Run *r, Instance *in, uint64_t duration_usec
 
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
         (void) setpgid(0, 0); /* a terminal's Ctrl-C reaches loadgen alone, which ends us */
-        (void) sigaction(SIGINT, &sa, NULL);
-        (void) sigaction(SIGTERM, &sa, NULL);
+        cli_stop_rearm();
         sigemptyset(&none);
         (void) sigprocmask(SIG_SETMASK, &none, NULL);
         /* Only this instance's own pipe ends stay open. */
@@ -339,7 +331,7 @@ static _Noreturn void instance_main(Run *r, Instance *in, uint64_t duration_usec
          * together when the release pipe's write end closes. */
         (void) write(r->ready[1], "r", 1);
         close(r->ready[1]);
-        while (read(r->release[0], &go, 1) < 0 && errno == EINTR && !child_stop)
+        while (read(r->release[0], &go, 1) < 0 && errno == EINTR && !cli_stop)
                 ;
         close(r->release[0]);
         if (in->start && !t->pinned) {
@@ -353,7 +345,7 @@ static _Noreturn void instance_main(Run *r, Instance *in, uint64_t duration_usec
                 .n_phases = r->s->n_phases[in->task],
                 .loop = t->loop,
                 .deadline_usec = now_usec() + duration_usec,
-                .stop = &child_stop,
+                .stop = &cli_stop,
                 .work_dir = in->work_dir,
                 .pingpong_fds = (const int(*)[2]) in->fds,
                 .pingpong_leads = in->leads,

@@ -399,7 +399,7 @@ static void help(void) {
                "                         Start hackbench %u this long after the tasks\n"
                "                         (default 3; 0: at once).\n"
                "     --no-disturb        No hackbench.\n"
-               "  -L --label=NAME        The first column (default \"default\").\n" BENCH_HELP_JSON
+               "  -L --label=NAME        The first column (default \"default\").\n" CLI_HELP_JSON
                        CLI_HELP_CPUS CLI_HELP_NO_SANDBOX
                "  -h --help              Show this help.\n",
                DISTURB_GROUPS, DISTURB_GROUPS, RESIDENCY_SAMPLE_USEC / 1000, MAX_TASKS, MAX_SWEEPS,
@@ -415,8 +415,8 @@ static int parse_args(int argc, char *argv[], Args *a) {
                 { "size", required_argument, NULL, ARG_SIZE },
                 { "disturb-after", required_argument, NULL, ARG_DISTURB_AFTER },
                 { "no-disturb", no_argument, NULL, ARG_NO_DISTURB },
-                { "label", required_argument, NULL, 'L' },
-                BENCH_OPT_JSON,
+                CLI_OPT_LABEL,
+                CLI_OPT_JSON,
                 CLI_OPT_CPUS,
                 CLI_OPT_NO_SANDBOX,
                 CLI_OPT_HELP,
@@ -451,12 +451,11 @@ static int parse_args(int argc, char *argv[], Args *a) {
                         }
                         break;
                 case ARG_NO_DISTURB: a->disturb = false; break;
-                case 'L': a->label = optarg; break;
-                case 'j': a->json = optarg ? optarg : ""; break;
                 case 'h': help(); return 1;
                 default: return -EINVAL;
                 }
         }
+        cli_take_report(&a->co, &a->label, &a->json);
         if (optind != argc) {
                 log_error("Unexpected argument \"%s\"; see loadgen schedbench --help.",
                           argv[optind]);

@@ -402,6 +402,25 @@ Test(loadgen, json_has_the_same_work_as_text, .timeout = 20) {
         test_dirs_done(&d);
 }
 
+/* --json=FILE: the JSON in FILE, the report still on stdout, as in every command. */
+Test(loadgen, json_file_keeps_the_report_on_stdout, .timeout = 20) {
+        _cleanup_free_ char *path = NULL, *jarg = NULL, *json = NULL;
+        Dirs d = test_dirs();
+        Run r;
+
+        cr_assert_gt(asprintf(&path, "%s/run.json", d.other), 0);
+        cr_assert_gt(asprintf(&jarg, "--json=%s", path), 0);
+        r = bin_run((const char *const[]){ LOADGEN, "run", "no_load", "--no-sandbox", "--duration",
+                                           "0.2", jarg, "--dir", d.dir, NULL });
+        cr_assert(exited_with(r.status, 0), "stderr: %s", r.err);
+        cr_expect(strncmp(r.out, "no_load: ", 9) == 0, "%s", r.out);
+        json = read_all(path);
+        cr_expect(json[0] == '{' && strstr(json, "\"load\": \"no_load\""), "%s", json);
+        (void) unlink(path);
+        bin_run_done(&r);
+        test_dirs_done(&d);
+}
+
 Test(loadgen, no_sandbox_runs_without_cgroups) {
         Dirs d = test_dirs();
         Run r = bin_run((const char *const[]){ LOADGEN, "run", "process_load", "--no-sandbox",
@@ -498,7 +517,7 @@ static bool in_list(const char *list, const char *name) {
         return false;
 }
 Test(contest, quick_with_every_load_prints_the_seed_tables_and_leaves_nothing, .timeout = 900) {
-        _cleanup_free_ char *json_dir = NULL, *json_path = NULL, *json = NULL;
+        _cleanup_free_ char *json_dir = NULL, *json_path = NULL, *jarg = NULL, *json = NULL;
         static const char *const contest_loads = CONTEST_LOADS;
         const Load *chosen[16];
         size_t n, n_chosen = 0;
@@ -514,10 +533,11 @@ Test(contest, quick_with_every_load_prints_the_seed_tables_and_leaves_nothing, .
         d = test_dirs();
         json_dir = make_tmpdir();
         cr_assert_gt(asprintf(&json_path, "%s/contest.json", json_dir), 0);
+        cr_assert_gt(asprintf(&jarg, "--json=%s", json_path), 0);
         r = bin_run((const char *const[]){ LOADGEN, "contest", "--quick", "--runs", "1", "--label",
-                                           "pri_bon00", "--json", json_path, "--dir", d.dir,
-                                           "--other-dir", d.other, CONTEST_LOADS ? "--loads" : NULL,
-                                           CONTEST_LOADS, NULL });
+                                           "pri_bon00", jarg, "--dir", d.dir, "--other-dir",
+                                           d.other, contest_loads ? "--loads" : NULL,
+                                           contest_loads, NULL });
         cr_assert(exited_with(r.status, 0), "stderr: %s", r.err);
         cr_log_info("%s", r.out);
         n = parse_tables(r.out, t, ELEMENTSOF(t));
@@ -619,6 +639,20 @@ Test(contest, bad_loads_and_numbers_exit_2_before_anything_runs) {
                 cr_expect_str_empty(r.out);
                 bin_run_done(&r);
         }
+}
+
+/* contest's -J FILE is --json=FILE as before; --json takes its FILE after '=' only. */
+Test(contest, json_spellings_before_anything_runs) {
+        Run j = bin_run((const char *const[]){ LOADGEN, "contest", "-J", "/tmp/x.json", "--runs",
+                                               "0", NULL });
+        Run s = bin_run((const char *const[]){ LOADGEN, "contest", "--json", "/tmp/x.json", NULL });
+
+        cr_expect(exited_with(j.status, 2));
+        cr_expect(strstr(j.err, "--runs"), "-J took no FILE: %s", j.err);
+        cr_expect(exited_with(s.status, 2));
+        cr_expect(strstr(s.err, "Unexpected argument \"/tmp/x.json\""), "%s", s.err);
+        bin_run_done(&j);
+        bin_run_done(&s);
 }
 
 Test(contest, row_means_and_ratio) {

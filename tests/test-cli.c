@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The options every loadgen command shares (cli.h), through getopt_long() as the commands call
+ * it: --json means one thing everywhere (alone: stdout; =FILE or -jFILE: that file), --label,
+ * --duration and the placement options, and bad values refused. Pure: nothing runs.
+ */
+#include <criterion/criterion.h>
+#include <criterion/redirect.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "macro.h"
+
+/* The argv of a command that takes every shared option but --cpus; 0, or -EINVAL. */
+static int parse(const char *const *args, CliCommon *co, int *ret_optind) {
+        static const struct option options[] = {
+                CLI_OPT_JSON,      CLI_OPT_LABEL,      CLI_OPT_DURATION, CLI_OPT_MEM,  CLI_OPT_DIR,
+                CLI_OPT_OTHER_DIR, CLI_OPT_NO_SANDBOX, CLI_OPT_QUICK,    CLI_OPT_HELP, {},
+        };
+        char *argv[16];
+        int argc = 0, c, r;
+
+        argv[argc++] = (char *) "cmd";
+        for (size_t i = 0; args[i]; i++)
+                argv[argc++] = (char *) args[i];
+        argv[argc] = NULL;
+        optind = 0;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv,
+                                CLI_SHORT_JSON CLI_SHORT_LABEL CLI_SHORT_DURATION "m:qh", options,
+                                NULL)) >= 0) {
+                r = cli_parse_common(c, optarg, co);
+                if (r < 0)
+                        return r;
+                if (r == 0)
+                        return -EINVAL;
+        }
+        *ret_optind = optind;
+        return 0;
+}
+
+typedef struct JsonCase {
+        const char *args[4];
+        const char *json; /* what CliCommon.json holds */
+        CliJsonTo to;
+        int rest; /* arguments left after the options */
+} JsonCase;
+
+Test(cli, json_means_one_thing_in_every_spelling) {
+        static const JsonCase cases[] = {
+                { { NULL }, NULL, CLI_JSON_NONE, 0 },
+                { { "--json" }, "", CLI_JSON_STDOUT, 0 },
+                { { "-j" }, "", CLI_JSON_STDOUT, 0 },
+                { { "--json=-" }, "-", CLI_JSON_STDOUT, 0 },
+                { { "--json=out.json" }, "out.json", CLI_JSON_FILE, 0 },
+                { { "-jout.json" }, "out.json", CLI_JSON_FILE, 0 },
+                /* A separate word is no value of --json: the command refuses it as an argument. */
+                { { "--json", "out.json" }, "", CLI_JSON_STDOUT, 1 },
+                { { "--json=a", "--json" }, "", CLI_JSON_STDOUT, 0 }, /* the last one wins */
+                { { "--json", "--json=b" }, "b", CLI_JSON_FILE, 0 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                CliCommon co = CLI_COMMON_INIT;
+                int rest = -1, n = 0;
+
+                while (n < 4 && cases[i].args[n])
+                        n++;
+                cr_assert_eq(parse(cases[i].args, &co, &rest), 0, "case %zu", i);
+                if (cases[i].json)
+                        cr_expect_str_eq(co.json, cases[i].json, "case %zu", i);
+                else
+                        cr_expect_null(co.json, "case %zu", i);
+                cr_expect_eq(cli_json_to(co.json), cases[i].to, "case %zu", i);
+                cr_expect_eq(n + 1 - rest, cases[i].rest, "case %zu", i);
+        }
+}
+
+Test(cli, label_duration_and_placement) {
+        const char *const args[] = { "-L",    "mine", "--duration=2.5", "--mem", "64M",
+                                     "--dir", "/d",   "--other-dir=/o", "-q",    "--no-sandbox",
+                                     NULL };
+        CliCommon co = CLI_COMMON_INIT;
+        int rest;
+
+        cr_assert_eq(parse(args, &co, &rest), 0);
+        cr_expect_str_eq(co.label, "mine");
+        cr_expect_eq(co.duration_usec, 2500000u);
+        cr_expect_eq(co.ram_bytes, UINT64_C(64) << 20);
+        cr_expect_str_eq(co.dir, "/d");
+        cr_expect_str_eq(co.other_dir, "/o");
+        cr_expect(co.quick && co.no_sandbox);
+        cr_expect_null(co.json);
+}
+
+Test(cli, defaults_stand_until_given) {
+        const char *const none[] = { NULL };
+        CliCommon co = CLI_COMMON_INIT;
+        const char *label = "default", *json = "stale";
+        int rest;
+
+        cr_assert_eq(parse(none, &co, &rest), 0);
+        cr_expect_str_eq(co.other_dir, DEFAULT_OTHER_DIR);
+        cr_expect_eq(co.duration_usec, 0u);
+        cli_take_report(&co, &label, &json);
+        cr_expect_str_eq(label, "default", "no --label keeps the command's default");
+        cr_expect_null(json);
+
+        co.label = "x";
+        co.json = "";
+        cli_take_report(&co, &label, &json);
+        cr_expect_str_eq(label, "x");
+        cr_expect_str_eq(json, "");
+        cli_take_report(&co, NULL, &json); /* a command without --label */
+}
+
+Test(cli, bad_values_are_refused) {
+        static const char *const bad[][3] = {
+                { "--duration", "0" }, { "--duration", "abc" }, { "-d", "-1" },
+                { "--mem", "1M" },     { "--mem", "12Q" },      { "--duration", "1.x" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                CliCommon co = CLI_COMMON_INIT;
+                int rest;
+
+                cr_expect_eq(parse(bad[i], &co, &rest), -EINVAL, "%s %s", bad[i][0], bad[i][1]);
+        }
+}
+
+Test(cli, json_to_names_the_destination) {
+        cr_expect_eq(cli_json_to(NULL), CLI_JSON_NONE);
+        cr_expect_eq(cli_json_to(""), CLI_JSON_STDOUT);
+        cr_expect_eq(cli_json_to("-"), CLI_JSON_STDOUT);
+        cr_expect_eq(cli_json_to("--"), CLI_JSON_FILE);
+        cr_expect_eq(cli_json_to("x.json"), CLI_JSON_FILE);
+}
+
+static void table(FILE *f, void *userdata) {
+        fprintf(f, "table %s\n", (const char *) userdata);
+}
+
+static void one_json(Json *j, void *userdata) {
+        json_begin(j, '{');
+        json_string(j, "what", userdata);
+        json_end(j, '}');
+}
+
+Test(cli, report_to_a_file_keeps_the_table, .init = cr_redirect_stdout) {
+        char path[] = "/tmp/test-cli-XXXXXX";
+        char buf[256] = "";
+        int fd = mkstemp(path);
+        FILE *f;
+        size_t n;
+
+        cr_assert_geq(fd, 0);
+        (void) close(fd);
+        cr_assert_eq(cli_report(path, table, one_json, (void *) "t"), 0);
+        f = fopen(path, "re");
+        cr_assert(f);
+        n = fread(buf, 1, sizeof buf - 1, f);
+        buf[n] = '\0';
+        fclose(f);
+        (void) unlink(path);
+        cr_expect_str_eq(buf, "{\n  \"what\": \"t\"\n}\n");
+        fflush(stdout);
+        cr_expect_stdout_eq_str("table t\n");
+}
+
+Test(cli, report_json_alone_replaces_the_table, .init = cr_redirect_stdout) {
+        cr_assert_eq(cli_report("", table, one_json, (void *) "s"), 0);
+        fflush(stdout);
+        cr_expect_stdout_eq_str("{\n  \"what\": \"s\"\n}\n");
+}
+
+Test(cli, report_without_json_is_the_table, .init = cr_redirect_stdout) {
+        cr_assert_eq(cli_report(NULL, table, one_json, (void *) "n"), 0);
+        fflush(stdout);
+        cr_expect_stdout_eq_str("table n\n");
+}
+
+Test(cli, report_to_an_unwritable_file_fails_before_the_table) {
+        cr_expect_lt(cli_report("/nonexistent-dir/x.json", table, one_json, (void *) "e"), 0);
+}
