@@ -769,7 +769,8 @@ static void explain_history(const Manager *m, const PolicyTask *t, FILE *f) {
         for (size_t i = 0; (a = manager_get_recent(m, i)); i++)
                 if (streq(a->subject, subject)) {
                         fprintf(f, "%.1f s ago: %s\n",
-                                (double) (clock_usec(CLOCK_REALTIME) - a->realtime_usec) / 1e6, a->text);
+                                (double) (clock_usec(CLOCK_REALTIME) - a->realtime_usec) / 1e6,
+                                a->text);
                         any = true;
                 }
         if (!any)

@@ -536,8 +536,8 @@ Test(contest, quick_with_every_load_prints_the_seed_tables_and_leaves_nothing, .
         cr_assert_gt(asprintf(&jarg, "--json=%s", json_path), 0);
         r = bin_run((const char *const[]){ LOADGEN, "contest", "--quick", "--runs", "1", "--label",
                                            "pri_bon00", jarg, "--dir", d.dir, "--other-dir",
-                                           d.other, contest_loads ? "--loads" : NULL,
-                                           contest_loads, NULL });
+                                           d.other, contest_loads ? "--loads" : NULL, contest_loads,
+                                           NULL });
         cr_assert(exited_with(r.status, 0), "stderr: %s", r.err);
         cr_log_info("%s", r.out);
         n = parse_tables(r.out, t, ELEMENTSOF(t));
