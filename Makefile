@@ -135,14 +135,21 @@ $(BUILD)/fuzz/replay-%: tests/fuzz/fuzz-%.c tests/fuzz/replay.c $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(filter %.c %.a,$^) $(PKG_LIBS) -lm
 
-test-plain: all $(TEST_BINS) $(REPLAY_BINS)
+# The build uses every CPU; the tests then run as tests/run-tests orders them.
+NPROC := $(shell nproc 2>/dev/null || echo 1)
+test-plain:
+	@$(MAKE) --no-print-directory -j$(NPROC) all $(TEST_BINS) $(REPLAY_BINS)
 	@tests/run-tests $(BUILD) "$(TEST_LABEL)"
 
 test-sanitize:
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)-sanitize SANITIZE=1 TEST_LABEL="sanitized build" test-plain
 
-# `test` runs what is built here; `check` is the newcomer's command: dependencies first.
-test: test-plain test-sanitize check-unit
+# `test` runs what is built here; `check` is the newcomer's command: dependencies first. One after
+# the other even under make -j: the two builds' suites share cgroups and CPUs.
+test:
+	@$(MAKE) --no-print-directory test-plain
+	@$(MAKE) --no-print-directory test-sanitize
+	@$(MAKE) --no-print-directory check-unit
 
 # systemd-analyze verify and the unit's offline security score (exposure at most 1.0).
 check-unit: all
