@@ -396,7 +396,7 @@ Test(run, a_daemon_that_fails_to_start_is_an_error_naming_the_row_and_its_log, .
 
 /* What the daemon's --events pipe carried is the row's timeline; its log's words are not. */
 Test(run, the_timeline_is_what_the_daemon_s_events_say, .timeout = 300) {
-        _cleanup_free_ char *dir = NULL, *daemon = NULL, *opt = NULL, *json = NULL;
+        _cleanup_free_ char *dir = NULL, *daemon = NULL, *opt = NULL, *json = NULL, *jarg = NULL;
         json_object *root, *tl, *a, *m, *w;
         Run r;
 
@@ -407,8 +407,9 @@ Test(run, the_timeline_is_what_the_daemon_s_events_say, .timeout = 300) {
         daemon = write_script(dir, "events-daemon", EVENTS_DAEMON);
         cr_assert_gt(asprintf(&opt, "--daemon=%s", daemon), 0);
         cr_assert_gt(asprintf(&json, "%s/r.json", dir), 0);
-        r = run_compare((const char *const[]){ LOADGEN, "compare", opt, "--json", json, "--",
-                                               "hackbench", "-g", "1", "-l", "5", NULL });
+        cr_assert_gt(asprintf(&jarg, "--json=%s", json), 0);
+        r = run_compare((const char *const[]){ LOADGEN, "compare", opt, jarg, "--", "hackbench",
+                                               "-g", "1", "-l", "5", NULL });
         cr_assert(exited_with(r.status, 0), "status %d, stderr: %s", r.status, r.err);
         root = json_object_from_file(json);
         cr_assert(root, "%s does not parse", json);
