@@ -988,8 +988,10 @@ static void bus_watch_socket(Bus *b) {
         r = sd_event_add_inotify(b->event, &b->watch, dirname(dir), IN_CREATE | IN_MOVED_TO,
                                  on_socket_dir, b);
         if (r < 0)
-                log_debug_errno(
-                        r, "Failed to watch %s for the D-Bus socket, retrying on a timer: %m", dir);
+                /* Not a failure: no /run/dbus yet is a host without a bus, and the timer retries.
+                 */
+                log_debug_errno(r, "Not watching %s for the D-Bus socket (%m); a timer retries.",
+                                dir);
 }
 
 static void on_manager_event(const ManagerEvent *e, void *userdata);
