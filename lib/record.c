@@ -13,6 +13,7 @@
 
 #include "cgroup.h"
 #include "fileio.h"
+#include "parse.h"
 
 #define RECORD_TMP_FILE "changes.tmp"
 #define RECORD_HEADER "cgbalance-changes 1"
@@ -380,18 +381,11 @@ typedef struct Span {
 
 /* Decimal, no sign, no leading zero, in min..max. */
 static int parse_number(Span f, uint64_t min, uint64_t max, uint64_t *ret) {
-        uint64_t v = 0;
+        uint64_t v;
 
-        if (f.n == 0 || (f.s[0] == '0' && f.n > 1))
+        if (f.n > 1 && f.s[0] == '0')
                 return -EBADMSG;
-        for (size_t i = 0; i < f.n; i++) {
-                unsigned d = (unsigned) (f.s[i] - '0');
-
-                if (f.s[i] < '0' || f.s[i] > '9' || v > (UINT64_MAX - d) / 10)
-                        return -EBADMSG;
-                v = v * 10 + d;
-        }
-        if (v < min || v > max)
+        if (parse_u64_span(f.s, f.n, &v) < 0 || v < min || v > max)
                 return -EBADMSG;
         *ret = v;
         return 0;
@@ -737,7 +731,6 @@ int record_save_at(int dir_fd, const Record *r) {
 int record_load_at(int dir_fd, unsigned capacity, Record **ret, unsigned *ret_line) {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *buf = NULL;
-        size_t len;
         int r;
 
         if (ret_line)
@@ -747,13 +740,11 @@ int record_load_at(int dir_fd, unsigned capacity, Record **ret, unsigned *ret_li
         fd = openat(dir_fd, RECORD_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
         if (fd < 0)
                 return negative_errno();
-        r = read_full_fd(fd, RECORD_SIZE_MAX, &buf, &len);
+        r = read_text_fd(fd, RECORD_SIZE_MAX, &buf, NULL); /* a NUL byte: -EBADMSG */
         if (r == -EFBIG)
                 return -EBADMSG;
         if (r < 0)
                 return r;
-        if (memchr(buf, '\0', len))
-                return -EBADMSG;
         return record_parse(buf, capacity, ret, ret_line);
 }
 
