@@ -574,7 +574,7 @@ static int execute_move(Actuator *a, const Record *old, const PlanMove *m, const
         if (c && cpumask_format(c->set, &text) >= 0)
                 log_move(m, p->comm, text);
         if (a->observer)
-                a->observer(&(const ActuatorEvent){ .is_move = true,
+                a->observer(&(const ActuatorEvent){ .kind = ACTUATOR_EVENT_MOVE,
                                                     .pid = m->pid,
                                                     .comm = p->comm,
                                                     .from_node = m->from_node,
@@ -663,7 +663,8 @@ static int execute_weight(Actuator *a, const Record *old, const PlanWeight *w, c
         a->counters.weight_changes++;
         log_weight(w, path);
         if (a->observer)
-                a->observer(&(const ActuatorEvent){ .cgroup = path,
+                a->observer(&(const ActuatorEvent){ .kind = ACTUATOR_EVENT_WEIGHT,
+                                                    .cgroup = path,
                                                     .old_weight = w->from,
                                                     .new_weight = w->to,
                                                     .reason = w->reason },

@@ -86,13 +86,23 @@ int actuator_reconcile(Actuator *a);
 const ActuatorCounters *actuator_counters(const Actuator *a);
 
 /* A change that took effect (never in a dry run): for the log of recent actions and the bus. */
+typedef enum ActuatorEventKind {
+        ACTUATOR_EVENT_MOVE,
+        ACTUATOR_EVENT_WEIGHT,
+        ACTUATOR_EVENT_ESCALATION, /* a lever past the weight set or given back (lever, values) */
+} ActuatorEventKind;
+
 typedef struct ActuatorEvent {
-        bool is_move; /* else a weight */
+        ActuatorEventKind kind;
         pid_t pid;
         const char *comm;
         int from_node, to_node;
         const char *cgroup;
         uint64_t old_weight, new_weight; /* v2 units */
+        PolicyLever lever; /* ACTUATOR_EVENT_ESCALATION: the lever, its old and new value as in
+                            * PlanEscalation, and the protected group it is for (NULL: none) */
+        uint64_t old_value, new_value;
+        const char *for_cgroup;
         const char *reason;
 } ActuatorEvent;
 

@@ -273,11 +273,12 @@ static void manager_remember(Manager *m, uint64_t when, const char *subject, con
 
 /* The actuator's event as the record observers get (lib/event.h), stamped now. */
 static void action_to_event(const ActuatorEvent *a, Event *ret) {
-        *ret = (Event){ .kind = a->is_move ? EVENT_TASK_MOVED : EVENT_WEIGHT_CHANGED,
+        *ret = (Event){ .kind = a->kind == ACTUATOR_EVENT_MOVE ? EVENT_TASK_MOVED
+                                                               : EVENT_WEIGHT_CHANGED,
                         .monotonic_usec = now_usec(),
                         .realtime_usec = clock_usec(CLOCK_REALTIME) };
         (void) snprintf(ret->reason, sizeof ret->reason, "%s", a->reason ? a->reason : "");
-        if (a->is_move) {
+        if (a->kind == ACTUATOR_EVENT_MOVE) {
                 ret->pid = a->pid;
                 (void) snprintf(ret->comm, sizeof ret->comm, "%s", a->comm ? a->comm : "");
                 ret->from_node = a->from_node;
@@ -301,7 +302,7 @@ static void on_action(const ActuatorEvent *a, void *userdata) {
                 return;
         }
         action_to_event(a, e);
-        if (a->is_move) {
+        if (a->kind == ACTUATOR_EVENT_MOVE) {
                 (void) snprintf(subject, sizeof subject, "pid %d (%s)", (int) a->pid, a->comm);
                 (void) snprintf(text, sizeof text, "moved node %d -> %d: %s", a->from_node,
                                 a->to_node, a->reason);

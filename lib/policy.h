@@ -101,6 +101,19 @@
 #define POLICY_DEST_SLACK_PERMYRIAD 2500u
 
 /*
+ * The levers past the weight, in the order the ladder takes them on a group that contends with a
+ * protected one (and gives them back in reverse).
+ */
+typedef enum PolicyLever {
+        POLICY_LEVER_NONE = 0,
+        POLICY_LEVER_IDLE, /* cpu.idle = 1 on the contending group (v1 and v2, kernel 5.15+) */
+        POLICY_LEVER_QUOTA, /* a bandwidth limit on it (cpu.max / cpu.cfs_quota_us), down to a floor
+                             */
+        POLICY_LEVER_PARTITION, /* CPUs reserved for the protected group, the contenders kept off */
+        _POLICY_LEVER_MAX,
+} PolicyLever;
+
+/*
  * The numbers the policy decides with, named and in the units of the cgbalance.conf keys they
  * come from (the description above uses those names). A plain struct: built once per reload
  * (policy_params_from_tunables()), or by hand in tests.
@@ -129,6 +142,13 @@ typedef struct PolicyParams {
         uint64_t weight_step;
         uint64_t weight_min;
         uint64_t weight_max;
+        /* past the weight (the escalation ladder; see POLICY_LEVER_*): which levers may be used,
+         * how long pressure must hold before each step, the lowest bandwidth limit, the most CPUs
+         * a partition reserves */
+        bool escalate_lever[_POLICY_LEVER_MAX]; /* [POLICY_LEVER_NONE] unused */
+        uint64_t escalate_hold_usec;
+        unsigned quota_floor_pct; /* percent of one CPU */
+        unsigned partition_max_cpus;
 } PolicyParams;
 
 typedef struct PolicyCpu {
@@ -157,6 +177,16 @@ typedef struct PolicyCgroup {
         uint32_t util_permyriad; /* its CPU usage over the interval */
         uint32_t weight; /* now, v2 units */
         uint32_t base_weight; /* what it had before the daemon changed it */
+        /* past the weight: what the group has now, and whether the daemon set it (the record) */
+        bool has_idle; /* the kernel has cpu.idle for it */
+        bool idle; /* cpu.idle is 1 */
+        bool idle_ours; /* the daemon set it */
+        uint32_t quota_permyriad; /* its bandwidth limit in permyriad of one CPU; 0: none */
+        bool quota_ours; /* the daemon set it */
+        uint32_t throttled_permyriad; /* share of the interval it was throttled by its own quota
+                                       * (cpu.stat throttled_usec delta / interval) */
+        bool has_latency; /* latency_usec is measured */
+        uint32_t latency_usec; /* its tasks' mean wait per wake-up over the interval (schedstat) */
 } PolicyCgroup;
 
 typedef struct PolicySnapshot {
@@ -183,11 +213,23 @@ typedef struct PlanWeight {
         char reason[192];
 } PlanWeight;
 
+/* One step of the ladder, up or down, on a contending group. */
+typedef struct PlanEscalation {
+        size_t cgroup; /* the contending group acted on: index into the snapshot's cgroups */
+        size_t for_cgroup; /* the protected group it is for, or POLICY_NO_CGROUP (a step back
+                            * after that group is gone or no longer protected) */
+        PolicyLever lever;
+        uint32_t from, to; /* IDLE: 0 or 1; QUOTA: permyriad of one CPU, 0 no limit */
+        char reason[192];
+} PlanEscalation;
+
 typedef struct Plan {
         PlanMove *moves;
         size_t n_moves;
         PlanWeight *weights;
         size_t n_weights;
+        PlanEscalation *escalations;
+        size_t n_escalations;
         bool node_balance_ran; /* this tick was a node-balancing tick */
 } Plan;
 
