@@ -28,6 +28,10 @@
  *   LastTickUSec    t          CLOCK_REALTIME of the last tick, usec; 0 before the first
  *   RecentActions   a(tss)     the last 32 actions carried out, oldest first: CLOCK_REALTIME
  *                              usec, subject ("pid 123 (comm)" or a cgroup path), what and why
+ *   Escalations     a(sbuss)   the groups cgbalanced holds back past the weight, by path:
+ *                              path, cpu.idle set, CPU limit (permyriad of one CPU, 0 none),
+ *                              the protected group and the reason of the last change ("" for
+ *                              an earlier run's, from its record)
  *
  * Methods (mutating ones: root, or a member of [bus] control_group, only):
  *   Reload()                   re-reads the config; a bad file: CGB_ERROR_CONFIG naming
@@ -44,6 +48,9 @@
  * Signals:
  *   TaskMoved(u pid, s from, s to, s reason)            from/to: "node N"
  *   WeightChanged(s cgroup, t old, t new, s reason)     v2 units
+ *   LeverChanged(s cgroup, s lever, t old, t new, s for_cgroup, s reason)
+ *                       lever "idle" (0/1), "quota" (permyriad of one CPU, 0 none) or
+ *                       "partition" (CPUs reserved); for_cgroup the protected group, or ""
  *   Reloaded(b ok, s message)
  */
 
@@ -61,3 +68,4 @@
 #define CGB_SIG_COUNTERS "a{st}"
 #define CGB_SIG_CONFIG "a{ss}"
 #define CGB_SIG_RECENT "a(tss)"
+#define CGB_SIG_ESCALATIONS "a(sbuss)"

@@ -567,6 +567,31 @@ static int property_get_recent(sd_bus *bus, const char *path, const char *interf
         return sd_bus_message_close_container(reply);
 }
 
+static int property_get_escalations(sd_bus *bus, const char *path, const char *interface,
+                                    const char *property, sd_bus_message *reply, void *userdata,
+                                    sd_bus_error *error) {
+        Bus *b = userdata;
+        const ManagerEscalation *e;
+        size_t n = manager_get_escalations(b->manager, &e);
+        int r;
+
+        (void) bus, (void) path, (void) interface, (void) property, (void) error;
+        r = sd_bus_message_open_container(reply, 'a', "(sbuss)");
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                _cleanup_free_ char *pbuf = NULL, *fbuf = NULL, *rbuf = NULL;
+                const char *p = clean(e[i].path, false, &pbuf);
+                const char *f = clean(e[i].for_cgroup, false, &fbuf);
+                const char *why = clean(e[i].reason, false, &rbuf);
+
+                r = p && f && why ? sd_bus_message_append(reply, "(sbuss)", p, (int) e[i].idle,
+                                                          e[i].quota_permyriad, f, why)
+                                  : -ENOMEM;
+        }
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(reply);
+}
+
 /* ---- methods */
 
 static void bus_emit_changed(Bus *b, const char *property, const char *other) {
@@ -737,6 +762,8 @@ static const sd_bus_vtable manager_vtable[] = {
                         SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION),
         SD_BUS_PROPERTY("LastTickUSec", "t", property_get_last_tick, 0, PER_TICK),
         SD_BUS_PROPERTY("RecentActions", CGB_SIG_RECENT, property_get_recent, 0, PER_TICK_BIG),
+        SD_BUS_PROPERTY("Escalations", CGB_SIG_ESCALATIONS, property_get_escalations, 0,
+                        PER_TICK_BIG),
 
         SD_BUS_METHOD("Reload", NULL, NULL, method_reload, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("Pause", NULL, NULL, method_pause_resume, SD_BUS_VTABLE_UNPRIVILEGED),
@@ -754,6 +781,10 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_SIGNAL_WITH_ARGS(
                 "WeightChanged",
                 SD_BUS_ARGS("s", cgroup, "t", old_weight, "t", new_weight, "s", reason), 0),
+        SD_BUS_SIGNAL_WITH_ARGS("LeverChanged",
+                                SD_BUS_ARGS("s", cgroup, "s", lever, "t", old_value, "t", new_value,
+                                            "s", for_cgroup, "s", reason),
+                                0),
         SD_BUS_SIGNAL_WITH_ARGS("Reloaded", SD_BUS_ARGS("b", ok, "s", message), 0),
         SD_BUS_VTABLE_END,
 };
@@ -1052,9 +1083,9 @@ static void bus_tick_done(Bus *b) {
 
         if (!bus_is_connected(b))
                 return;
-        r = sd_bus_emit_properties_changed(b->bus, CGB_BUS_PATH, CGB_BUS_INTERFACE, "State",
-                                           "Nodes", "CPUs", "ManagedCgroups", "ManagedTasks",
-                                           "Counters", "LastTickUSec", "RecentActions", NULL);
+        r = sd_bus_emit_properties_changed(
+                b->bus, CGB_BUS_PATH, CGB_BUS_INTERFACE, "State", "Nodes", "CPUs", "ManagedCgroups",
+                "ManagedTasks", "Counters", "LastTickUSec", "RecentActions", "Escalations", NULL);
         if (r < 0)
                 log_debug_errno(r, "Failed to emit PropertiesChanged: %m");
 }
@@ -1096,6 +1127,25 @@ static void bus_emit_weight_changed(Bus *b, const char *cgroup, uint64_t old_wei
                 log_debug_errno(r, "Failed to emit WeightChanged: %m");
 }
 
+static void bus_emit_lever_changed(Bus *b, const Event *e) {
+        _cleanup_free_ char *cbuf = NULL, *fbuf = NULL, *rbuf = NULL;
+        const char *path, *for_path, *why;
+        int r;
+
+        if (!bus_is_connected(b))
+                return;
+        path = clean(e->cgroup, false, &cbuf);
+        for_path = clean(e->for_cgroup, false, &fbuf);
+        why = clean(e->reason, false, &rbuf);
+        if (!path || !for_path || !why)
+                return;
+        r = sd_bus_emit_signal(b->bus, CGB_BUS_PATH, CGB_BUS_INTERFACE, "LeverChanged", "ssttss",
+                               path, event_lever_to_string(e->lever), (uint64_t) e->old_value,
+                               (uint64_t) e->new_value, for_path, why);
+        if (r < 0)
+                log_debug_errno(r, "Failed to emit LeverChanged: %m");
+}
+
 static void bus_emit_reloaded(Bus *b, bool ok, const char *message) {
         _cleanup_free_ char *buf = NULL;
         const char *text;
@@ -1128,6 +1178,7 @@ static void on_manager_event(const ManagerEvent *e, void *userdata) {
                 bus_emit_weight_changed(b, e->action->cgroup, e->action->old_weight,
                                         e->action->new_weight, e->action->reason);
                 break;
+        case MANAGER_EVENT_LEVER_CHANGED: bus_emit_lever_changed(b, e->action); break;
         case MANAGER_EVENT_RELOADED: bus_emit_reloaded(b, e->ok, e->message); break;
         }
 }

@@ -196,17 +196,24 @@ typedef struct Action {
         const char *subject, *text;
 } Action;
 
+typedef struct Escalation {
+        const char *path;
+        int idle;
+        uint32_t quota_permyriad;
+        const char *for_cgroup, *reason;
+} Escalation;
+
 typedef struct Status {
         sd_bus_message *reply;
         uint32_t seen; /* bit i: properties[i] was there */
         const char *version, *state, *cgroup_mode;
         uint64_t last_tick_usec;
-        Array nodes, cpus, groups, tasks, counters, config, actions;
+        Array nodes, cpus, groups, tasks, counters, config, actions, escalations;
 } Status;
 
 static void status_done(Status *s) {
-        Array *arrays[] = { &s->nodes,    &s->cpus,   &s->groups, &s->tasks,
-                            &s->counters, &s->config, &s->actions };
+        Array *arrays[] = { &s->nodes,    &s->cpus,   &s->groups,  &s->tasks,
+                            &s->counters, &s->config, &s->actions, &s->escalations };
 
         for (size_t i = 0; i < ELEMENTSOF(arrays); i++)
                 free(arrays[i]->items);
@@ -270,6 +277,13 @@ static int read_action(sd_bus_message *m, void *ret) {
         Action *x = ret;
 
         return sd_bus_message_read(m, "(tss)", &x->realtime_usec, &x->subject, &x->text);
+}
+
+static int read_escalation(sd_bus_message *m, void *ret) {
+        Escalation *x = ret;
+
+        return sd_bus_message_read(m, "(sbuss)", &x->path, &x->idle, &x->quota_permyriad,
+                                   &x->for_cgroup, &x->reason);
 }
 
 static void json_string_field(Json *j, const void *field) {
@@ -379,6 +393,22 @@ static void json_actions(Json *j, const void *field) {
         json_end(j, ']');
 }
 
+static void json_escalations(Json *j, const void *field) {
+        const Array *a = field;
+
+        json_begin(j, '[');
+        for (const Escalation *x = a->items; x < ITEMS(Escalation, *a) + a->n; x++) {
+                json_begin(j, '{');
+                json_string(j, "path", x->path);
+                json_bool(j, "idle", x->idle);
+                json_u64(j, "quota", x->quota_permyriad);
+                json_string(j, "for", x->for_cgroup);
+                json_string(j, "reason", x->reason);
+                json_end(j, '}');
+        }
+        json_end(j, ']');
+}
+
 typedef struct Property {
         const char *name, *signature;
         size_t offset; /* of the field in Status */
@@ -405,6 +435,8 @@ static const Property properties[] = {
         ARRAY("Counters", CGB_SIG_COUNTERS, counters, Counter, read_counter, json_counters),
         ARRAY("Config", CGB_SIG_CONFIG, config, Setting, read_setting, json_config),
         ARRAY("RecentActions", CGB_SIG_RECENT, actions, Action, read_action, json_actions),
+        ARRAY("Escalations", CGB_SIG_ESCALATIONS, escalations, Escalation, read_escalation,
+              json_escalations),
 };
 _Static_assert(ELEMENTSOF(properties) <= 32, "Status.seen has a bit per property");
 
@@ -667,6 +699,33 @@ static void print_groups(const Status *s, FILE *f) {
         }
 }
 
+/* Only when there are some: a daemon that never needed more than weights says nothing here. */
+static void print_escalations(const Status *s, FILE *f) {
+        int w = 4;
+        Buf b;
+
+        if (s->escalations.n == 0)
+                return;
+        for (size_t i = 0; i < s->escalations.n; i++)
+                w = width_of(ITEMS(Escalation, s->escalations)[i].path, w);
+        fprintf(f, "\nHeld back past the weight (%zu):\n", s->escalations.n);
+        fprintf(f, "  %-*s  IDLE  CPU LIMIT  FOR\n", w, "PATH");
+        for (const Escalation *x = s->escalations.items;
+             x < ITEMS(Escalation, s->escalations) + s->escalations.n; x++) {
+                fputs("  ", f);
+                put_cell(f, x->path, w);
+                fprintf(f, "  %-4s  %9s  ", x->idle ? "yes" : "no",
+                        x->quota_permyriad ? fmt_percent(b, x->quota_permyriad) : "-");
+                if (x->for_cgroup[0]) {
+                        put_safe(f, x->for_cgroup, "");
+                        fputs(": ", f);
+                        put_safe(f, x->reason, "");
+                } else
+                        fputs("(an earlier run's, from its record)", f);
+                fputc('\n', f);
+        }
+}
+
 static void print_task(const Task *x, int wc, int wg, int wa, FILE *f) {
         Buf a, b;
 
@@ -750,6 +809,7 @@ static void status_print_text(const Status *s, uint64_t now, FILE *f) {
         print_nodes(s, f);
         print_cpus(s, f);
         print_groups(s, f);
+        print_escalations(s, f);
         print_tasks(s, f);
         print_counters(s, f);
         print_actions(s, now, f);
@@ -910,6 +970,27 @@ static int print_weight_changed(sd_bus_message *m) {
         return 0;
 }
 
+static int print_lever_changed(sd_bus_message *m) {
+        _cleanup_free_ char *path = NULL, *name = NULL, *for_path = NULL, *why = NULL;
+        const char *cgroup, *lever, *for_cgroup, *reason;
+        uint64_t old_value, new_value;
+        int r;
+
+        r = sd_bus_message_read(m, "ssttss", &cgroup, &lever, &old_value, &new_value, &for_cgroup,
+                                &reason);
+        if (r < 0)
+                return r;
+        path = escape(cgroup);
+        name = escape(lever);
+        for_path = escape(for_cgroup);
+        why = escape(reason);
+        if (!path || !name || !for_path || !why)
+                return -ENOMEM;
+        print_line("LeverChanged %s %s %" PRIu64 " -> %" PRIu64 "%s%s: %s\n", path, name, old_value,
+                   new_value, for_path[0] ? " for " : "", for_path, why);
+        return 0;
+}
+
 static int print_reloaded(sd_bus_message *m) {
         _cleanup_free_ char *text = NULL;
         const char *message;
@@ -930,6 +1011,8 @@ static int print_manager_signal(sd_bus_message *m, const char *member) {
                 return print_task_moved(m);
         if (streq(member, "WeightChanged"))
                 return print_weight_changed(m);
+        if (streq(member, "LeverChanged"))
+                return print_lever_changed(m);
         if (streq(member, "Reloaded"))
                 return print_reloaded(m);
         return 0; /* PropertiesChanged, and signals of a newer daemon */
@@ -1099,8 +1182,8 @@ static void help(void) {
                "  set KEY VALUE   Set a tunable (\"section.key\") until the next reload.\n"
                "  explain PID     Why the task is where it is, and what was last done to it.\n"
                "  dump            The last snapshot and plan, as cgbalanced --once prints them.\n"
-               "  monitor         Print moves, weight changes and reloads as they happen,\n"
-               "                  until interrupted.\n"
+               "  monitor         Print moves, weight and lever changes and reloads as they\n"
+               "                  happen, until interrupted.\n"
                "\n"
                "Options:\n"
                "     --bus=ADDRESS  Talk to the daemon on this D-Bus address (default: the\n"

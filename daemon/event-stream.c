@@ -59,7 +59,8 @@ static void on_manager_event(const ManagerEvent *e, void *userdata) {
         int r;
 
         if (s->fd < 0 ||
-            (e->kind != MANAGER_EVENT_TASK_MOVED && e->kind != MANAGER_EVENT_WEIGHT_CHANGED))
+            (e->kind != MANAGER_EVENT_TASK_MOVED && e->kind != MANAGER_EVENT_WEIGHT_CHANGED &&
+             e->kind != MANAGER_EVENT_LEVER_CHANGED))
                 return;
         r = event_format(e->action, &line);
         if (r == -ENOMEM) {

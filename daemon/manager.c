@@ -20,6 +20,7 @@
 #include "proc.h"
 #include "report.h"
 #include "sampler.h"
+#include "steering.h"
 #include "topology.h"
 #include "tunables.h"
 
@@ -58,6 +59,12 @@ struct Manager {
         Plan *plan;
         uint64_t *node_loads;
         uint64_t last_tick_realtime_usec;
+
+        Steering steering; /* what else steers the CPUs, as last read */
+        uint64_t steering_usec; /* when it was read; 0: never */
+
+        ManagerEscalation *escalations; /* sorted by path */
+        size_t n_escalations;
 
         ManagerAction recent[MANAGER_RECENT_MAX]; /* a ring */
         size_t n_recent, recent_next;
@@ -221,6 +228,9 @@ Manager *manager_free(Manager *m) {
         sd_event_unref(m->event);
         plan_free(m->plan);
         free(m->node_loads);
+        for (size_t i = 0; i < m->n_escalations; i++)
+                free(m->escalations[i].path);
+        free(m->escalations);
         policy_state_free(m->policy);
         actuator_free(m->actuator);
         sampler_free(m->sampler);
@@ -271,10 +281,109 @@ static void manager_remember(Manager *m, uint64_t when, const char *subject, con
                 m->n_recent++;
 }
 
+static int cmp_escalation(const void *a, const void *b) {
+        return strcmp(((const ManagerEscalation *) a)->path, ((const ManagerEscalation *) b)->path);
+}
+
+static ManagerEscalation *escalation_find(const Manager *m, const char *path) {
+        ManagerEscalation key = { .path = (char *) path };
+
+        return m->n_escalations ? bsearch(&key, m->escalations, m->n_escalations,
+                                          sizeof *m->escalations, cmp_escalation)
+                                : NULL;
+}
+
+/* path's entry, made (holding nothing yet) if it has none; NULL on ENOMEM. */
+static ManagerEscalation *escalation_get(Manager *m, const char *path) {
+        ManagerEscalation *e = escalation_find(m, path), *grown;
+        char *copy;
+
+        if (e)
+                return e;
+        copy = strdup(path);
+        grown = copy ? reallocarray(m->escalations, m->n_escalations + 1, sizeof *grown) : NULL;
+        if (!grown) {
+                free(copy);
+                return NULL;
+        }
+        m->escalations = grown;
+        m->escalations[m->n_escalations++] = (ManagerEscalation){ .path = copy };
+        qsort(m->escalations, m->n_escalations, sizeof *m->escalations, cmp_escalation);
+        return escalation_find(m, path);
+}
+
+/* A lever change that took effect: what the group holds now, for whom and why. */
+static void escalation_changed(Manager *m, const ActuatorEvent *a) {
+        ManagerEscalation *e = escalation_get(m, a->cgroup);
+
+        if (!e) {
+                log_error_errno(-ENOMEM, "Out of memory.");
+                return;
+        }
+        if (a->lever == POLICY_LEVER_IDLE)
+                e->idle = a->new_value != 0;
+        else if (a->lever == POLICY_LEVER_QUOTA)
+                e->quota_permyriad = (uint32_t) MIN(a->new_value, (uint64_t) UINT32_MAX);
+        (void) snprintf(e->for_cgroup, sizeof e->for_cgroup, "%s",
+                        a->for_cgroup ? a->for_cgroup : "");
+        (void) snprintf(e->reason, sizeof e->reason, "%s", a->reason ? a->reason : "");
+        e->tick = m->ticks;
+}
+
+/* After a tick: the snapshot (sampled before this tick's changes) says what the daemon holds on
+ * each group, but for the groups changed on this very tick, which the events say. Groups gone,
+ * or holding nothing of the daemon's, leave the list. */
+static void escalations_sync(Manager *m, const PolicySnapshot *snap) {
+        size_t kept = 0;
+
+        for (size_t i = 0; i < snap->n_cgroups; i++) {
+                const PolicyCgroup *c = &snap->cgroups[i];
+                ManagerEscalation *e;
+
+                if (!(c->idle_ours && c->idle) && !(c->quota_ours && c->quota_permyriad))
+                        continue;
+                e = escalation_find(m, c->path);
+                if (!e) {
+                        e = escalation_get(m, c->path);
+                        if (!e)
+                                break; /* ENOMEM: shown as it was; next tick again */
+                        e->tick = UINT64_MAX; /* not this run's */
+                }
+        }
+        for (size_t i = 0; i < m->n_escalations; i++) {
+                ManagerEscalation *e = &m->escalations[i];
+                const PolicyCgroup *c = NULL;
+
+                for (size_t j = 0; j < snap->n_cgroups && !c; j++)
+                        if (streq(snap->cgroups[j].path, e->path))
+                                c = &snap->cgroups[j];
+                if (c && e->tick != m->ticks) {
+                        e->idle = c->idle_ours && c->idle;
+                        e->quota_permyriad = c->quota_ours ? c->quota_permyriad : 0;
+                }
+                if (!c || (!e->idle && !e->quota_permyriad)) {
+                        free(e->path);
+                        continue;
+                }
+                m->escalations[kept++] = *e;
+        }
+        m->n_escalations = kept;
+}
+
+size_t manager_get_escalations(const Manager *m, const ManagerEscalation **ret) {
+        *ret = m->escalations;
+        return m->n_escalations;
+}
+
 /* The actuator's event as the record observers get (lib/event.h), stamped now. */
 static void action_to_event(const ActuatorEvent *a, Event *ret) {
-        *ret = (Event){ .kind = a->kind == ACTUATOR_EVENT_MOVE ? EVENT_TASK_MOVED
-                                                               : EVENT_WEIGHT_CHANGED,
+        static const EventKind kinds[] = {
+                [ACTUATOR_EVENT_MOVE] = EVENT_TASK_MOVED,
+                [ACTUATOR_EVENT_WEIGHT] = EVENT_WEIGHT_CHANGED,
+                [ACTUATOR_EVENT_ESCALATION] = EVENT_LEVER_CHANGED,
+        };
+
+        *ret = (Event){ .kind = kinds[a->kind],
                         .monotonic_usec = now_usec(),
                         .realtime_usec = clock_usec(CLOCK_REALTIME) };
         (void) snprintf(ret->reason, sizeof ret->reason, "%s", a->reason ? a->reason : "");
@@ -283,6 +392,13 @@ static void action_to_event(const ActuatorEvent *a, Event *ret) {
                 (void) snprintf(ret->comm, sizeof ret->comm, "%s", a->comm ? a->comm : "");
                 ret->from_node = a->from_node;
                 ret->to_node = a->to_node;
+        } else if (a->kind == ACTUATOR_EVENT_ESCALATION) {
+                (void) snprintf(ret->cgroup, sizeof ret->cgroup, "%s", a->cgroup ? a->cgroup : "");
+                (void) snprintf(ret->for_cgroup, sizeof ret->for_cgroup, "%s",
+                                a->for_cgroup ? a->for_cgroup : "");
+                ret->lever = a->lever;
+                ret->old_value = (uint32_t) MIN(a->old_value, (uint64_t) UINT32_MAX);
+                ret->new_value = (uint32_t) MIN(a->new_value, (uint64_t) UINT32_MAX);
         } else {
                 (void) snprintf(ret->cgroup, sizeof ret->cgroup, "%s", a->cgroup ? a->cgroup : "");
                 ret->old_weight = (uint32_t) MIN(a->old_weight, (uint64_t) UINT32_MAX);
@@ -308,14 +424,23 @@ static void on_action(const ActuatorEvent *a, void *userdata) {
                                 a->to_node, a->reason);
                 m->move_times[m->move_next] = e->monotonic_usec;
                 m->move_next = (m->move_next + 1) % ELEMENTSOF(m->move_times);
+        } else if (a->kind == ACTUATOR_EVENT_ESCALATION) {
+                escalation_changed(m, a);
+                (void) snprintf(subject, sizeof subject, "%s", a->cgroup);
+                (void) snprintf(text, sizeof text, "%s %" PRIu64 " -> %" PRIu64 "%s%s: %s",
+                                event_lever_to_string(a->lever), a->old_value, a->new_value,
+                                a->for_cgroup ? " for " : "", a->for_cgroup ? a->for_cgroup : "",
+                                a->reason);
         } else {
                 (void) snprintf(subject, sizeof subject, "%s", a->cgroup);
                 (void) snprintf(text, sizeof text, "weight %" PRIu64 " -> %" PRIu64 ": %s",
                                 a->old_weight, a->new_weight, a->reason);
         }
         manager_remember(m, e->realtime_usec, subject, text);
-        manager_notify(m, &(const ManagerEvent){ .kind = e->kind == EVENT_TASK_MOVED
+        manager_notify(m, &(const ManagerEvent){ .kind = a->kind == ACTUATOR_EVENT_MOVE
                                                                  ? MANAGER_EVENT_TASK_MOVED
+                                                         : a->kind == ACTUATOR_EVENT_ESCALATION
+                                                                 ? MANAGER_EVENT_LEVER_CHANGED
                                                                  : MANAGER_EVENT_WEIGHT_CHANGED,
                                                  .action = e });
 }
@@ -351,6 +476,7 @@ static void manager_keep(Manager *m, const PolicySnapshot *snap, const SamplerSy
                 free(loads);
         m->snap = snap;
         m->sys = sys;
+        escalations_sync(m, snap);
         plan_free(m->plan);
         m->plan = plan;
         m->last_tick_realtime_usec = clock_usec(CLOCK_REALTIME);
@@ -374,10 +500,44 @@ static const char *format_node_loads(const Manager *m, char *buf, size_t size) {
         return buf;
 }
 
+#define STEERING_EVERY_USEC (10 * USEC_PER_SEC)
+
+/* Reads what else steers the CPUs (sched_ext, numad, NUMA balancing) at start and every
+ * STEERING_EVERY_USEC, and says so when it changes: loudly for a sched_ext scheduler, under which
+ * the weight and idle levers do nothing. */
+static void manager_check_steering(Manager *m, uint64_t now) {
+        Steering s;
+        char text[1024];
+        bool first = m->steering_usec == 0;
+        int r;
+
+        if (!first && now - m->steering_usec < STEERING_EVERY_USEC)
+                return;
+        m->steering_usec = now ?: 1;
+        r = steering_read(m->root, &s);
+        if (r < 0) {
+                if (first)
+                        log_debug_errno(r, "Failed to read what else steers the CPUs: %m");
+                return;
+        }
+        if (!first && s.sched_ext == m->steering.sched_ext && s.numad == m->steering.numad &&
+            s.numa_balancing == m->steering.numa_balancing &&
+            streq(s.sched_ext_ops, m->steering.sched_ext_ops))
+                return;
+        steering_describe(&s, text, sizeof text);
+        if (steering_sched_ext_active(&s))
+                log_warning("Besides cgbalanced, %s", text);
+        else if (text[0])
+                log_notice("Besides cgbalanced, %s", text);
+        else if (!first && steering_sched_ext_active(&m->steering))
+                log_notice("The sched_ext scheduler is gone: cpu.weight and cpu.idle work again.");
+        m->steering = s;
+}
+
 /* One tick: sample, plan, act. Failures of one tick are logged; the loop goes on. */
 static void manager_tick(Manager *m, uint64_t now, bool force_node_balance) {
         char loads[256];
-        size_t n_moves, n_weights;
+        size_t n_moves, n_weights, n_levers;
         _cleanup_plan_ Plan *plan = NULL;
         const PolicySnapshot *snap;
         const SamplerSystem *sys;
@@ -385,6 +545,7 @@ static void manager_tick(Manager *m, uint64_t now, bool force_node_balance) {
 
         m->ticks++;
         manager_check_hotplug(m);
+        manager_check_steering(m, now);
         m->snap = NULL; /* sampling replaces it */
         r = sampler_sample(m->sampler, &m->tunables, actuator_record(m->actuator), now, &snap,
                            &sys);
@@ -399,6 +560,7 @@ static void manager_tick(Manager *m, uint64_t now, bool force_node_balance) {
         }
         n_moves = plan->n_moves;
         n_weights = plan->n_weights;
+        n_levers = plan->n_escalations;
         if (!m->paused) {
                 r = actuator_apply(
                         m->actuator, plan, snap, manager_dry_run(m),
@@ -409,9 +571,9 @@ static void manager_tick(Manager *m, uint64_t now, bool force_node_balance) {
         }
         manager_keep(m, snap, sys, TAKE_PTR(plan));
         log_debug("tick %" PRIu64 ": %u groups, %u tasks, %u threads, sampled in %" PRIu64
-                  " us; node loads %s; %zu moves, %zu weight changes",
+                  " us; node loads %s; %zu moves, %zu weight changes, %zu lever changes",
                   m->ticks, sys->n_cgroups, sys->n_tasks, sys->n_threads, sys->sample_usec,
-                  format_node_loads(m, loads, sizeof loads), n_moves, n_weights);
+                  format_node_loads(m, loads, sizeof loads), n_moves, n_weights, n_levers);
         manager_notify_status(m, now);
         manager_notify(m, &(const ManagerEvent){ .kind = MANAGER_EVENT_TICK_DONE });
 }
@@ -712,6 +874,7 @@ int manager_once(Manager *m, FILE *f) {
         uint64_t now = now_usec();
         int r;
 
+        manager_check_steering(m, now);
         if (!m->root) {
                 /* The first sample only primes the counters: a tick needs two. */
                 r = sampler_sample(m->sampler, &m->tunables, actuator_record(m->actuator), now,
@@ -739,6 +902,25 @@ static const PolicyTask *find_task(const PolicySnapshot *snap, pid_t pid) {
         return NULL;
 }
 
+/* The levers past the weight cgbalanced holds on the task's group, if any. */
+static void explain_escalation(const Manager *m, const PolicyTask *t, FILE *f) {
+        const ManagerEscalation *e;
+
+        if (t->cgroup >= m->snap->n_cgroups)
+                return;
+        e = escalation_find(m, m->snap->cgroups[t->cgroup].path);
+        if (!e)
+                return;
+        fprintf(f, "its group is held back by cgbalanced:%s", e->idle ? " cpu.idle" : "");
+        if (e->quota_permyriad)
+                fprintf(f, "%s CPU limit %u.%02u%% of a CPU", e->idle ? "," : "",
+                        e->quota_permyriad / 100, e->quota_permyriad % 100);
+        if (e->for_cgroup[0])
+                fprintf(f, ", for %s: %s\n", e->for_cgroup, e->reason);
+        else
+                fputs(", set by an earlier run (its record)\n", f);
+}
+
 static void explain_placement(const Manager *m, const PolicyTask *t, FILE *f) {
         _cleanup_free_ char *mask = NULL;
         int node = t->cpu >= 0 ? topology_cpu_node(m->topo, (unsigned) t->cpu) : -1;
@@ -759,6 +941,7 @@ static void explain_placement(const Manager *m, const PolicyTask *t, FILE *f) {
                 t->ours      ? "set by cgbalanced"
                 : t->foreign ? "narrowed by someone else, so cgbalanced leaves it alone"
                              : "as its cpuset allows");
+        explain_escalation(m, t, f);
 }
 
 static void explain_history(const Manager *m, const PolicyTask *t, FILE *f) {

@@ -62,6 +62,7 @@ typedef enum ManagerEventKind {
         MANAGER_EVENT_TICK_DONE, /* a full tick: the getters below show it */
         MANAGER_EVENT_TASK_MOVED, /* .action: a move that took effect */
         MANAGER_EVENT_WEIGHT_CHANGED, /* .action: a weight change that took effect */
+        MANAGER_EVENT_LEVER_CHANGED, /* .action: a lever past the weight set or given back */
         MANAGER_EVENT_RELOADED, /* .ok, .message (the file, or "FILE:LINE: KEY: why") */
 } ManagerEventKind;
 
@@ -114,6 +115,22 @@ const ActuatorCounters *manager_get_counters(const Manager *m);
 /* The last MANAGER_RECENT_MAX actions, oldest first: the i-th (from 0), NULL past the last.
  * Points into the manager's record, valid until the next action (the next tick). */
 const ManagerAction *manager_get_recent(const Manager *m, size_t i);
+
+/* A group cgbalanced holds past its weight (a lever it set itself: the record says so), with the
+ * protected group and the reason of the last lever change; both "" for a change of an earlier
+ * run (found in the record, reconciled or continued). */
+typedef struct ManagerEscalation {
+        char *path;
+        bool idle; /* cpu.idle = 1, set by cgbalanced */
+        uint32_t quota_permyriad; /* a bandwidth limit cgbalanced set, permyriad of a CPU; 0 none */
+        char for_cgroup[256];
+        char reason[192];
+        uint64_t tick; /* the tick of its last lever change in this run */
+} ManagerEscalation;
+
+/* The groups escalated after the last tick, by path: *ret has the returned count of entries,
+ * valid until the next tick. */
+size_t manager_get_escalations(const Manager *m, const ManagerEscalation **ret);
 
 /* Shared by SIGHUP and Reload(): a fresh config, validated, swapped whole; on failure the old
  * one stays and *ret_error (if not NULL) gets "FILE:LINE: KEY: why" (caller frees). */

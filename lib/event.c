@@ -27,10 +27,21 @@
 static const char *const kind_names[] = {
         [EVENT_TASK_MOVED] = "task-moved",
         [EVENT_WEIGHT_CHANGED] = "weight-changed",
+        [EVENT_LEVER_CHANGED] = "lever-changed",
+};
+
+static const char *const lever_names[] = {
+        [POLICY_LEVER_IDLE] = "idle",
+        [POLICY_LEVER_QUOTA] = "quota",
+        [POLICY_LEVER_PARTITION] = "partition",
 };
 
 const char *event_kind_to_string(EventKind k) {
         return (size_t) k < ELEMENTSOF(kind_names) ? kind_names[k] : NULL;
+}
+
+const char *event_lever_to_string(PolicyLever l) {
+        return (size_t) l < ELEMENTSOF(lever_names) ? lever_names[l] : NULL;
 }
 
 /* A string member fits: NUL-terminated within size bytes, at least min bytes long. */
@@ -48,6 +59,10 @@ static bool weight_ok(uint64_t w) {
         return w >= CGROUP_WEIGHT_MIN && w <= CGROUP_WEIGHT_MAX;
 }
 
+static bool lever_value_ok(PolicyLever l, uint64_t v) {
+        return v <= (l == POLICY_LEVER_IDLE ? 1 : EVENT_QUOTA_MAX);
+}
+
 /* What event_parse() would accept, checked before writing it. */
 static bool event_ok(const Event *e) {
         if (!event_kind_to_string(e->kind) || e->monotonic_usec > EVENT_USEC_MAX ||
@@ -56,6 +71,12 @@ static bool event_ok(const Event *e) {
         if (e->kind == EVENT_TASK_MOVED)
                 return e->pid > 0 && text_ok(e->comm, sizeof e->comm, 1) && e->from_node >= 0 &&
                        e->to_node >= 0;
+        if (e->kind == EVENT_LEVER_CHANGED)
+                return cgroup_ok(e->cgroup) && event_lever_to_string(e->lever) &&
+                       lever_value_ok(e->lever, e->old_value) &&
+                       lever_value_ok(e->lever, e->new_value) &&
+                       text_ok(e->for_cgroup, sizeof e->for_cgroup, 0) &&
+                       (!e->for_cgroup[0] || cgroup_ok(e->for_cgroup));
         return cgroup_ok(e->cgroup) && weight_ok(e->old_weight) && weight_ok(e->new_weight);
 }
 
@@ -77,6 +98,14 @@ int event_format(const Event *e, char **ret) {
                 fprintf(f, ",\"pid\":%d,\"comm\":", (int) e->pid);
                 json_write_quoted(f, e->comm);
                 fprintf(f, ",\"from_node\":%d,\"to_node\":%d", e->from_node, e->to_node);
+        } else if (e->kind == EVENT_LEVER_CHANGED) {
+                fputs(",\"cgroup\":", f);
+                json_write_quoted(f, e->cgroup);
+                fprintf(f,
+                        ",\"lever\":\"%s\",\"old_value\":%" PRIu32 ",\"new_value\":%" PRIu32
+                        ",\"for_cgroup\":",
+                        event_lever_to_string(e->lever), e->old_value, e->new_value);
+                json_write_quoted(f, e->for_cgroup);
         } else {
                 fputs(",\"cgroup\":", f);
                 json_write_quoted(f, e->cgroup);
@@ -149,6 +178,31 @@ static bool parse_weight(json_object *o, Event *e) {
         return true;
 }
 
+static bool parse_lever(json_object *o, Event *e) {
+        json_object *v = NULL;
+        int64_t old_v, new_v;
+        const char *name;
+
+        if (!json_object_object_get_ex(o, "lever", &v) || !json_object_is_type(v, json_type_string))
+                return false;
+        name = json_object_get_string(v);
+        e->lever = POLICY_LEVER_NONE;
+        for (size_t i = 0; i < ELEMENTSOF(lever_names); i++)
+                if (lever_names[i] && streq(name, lever_names[i]))
+                        e->lever = (PolicyLever) i;
+        if (e->lever == POLICY_LEVER_NONE || !get_int(o, "old_value", 0, EVENT_QUOTA_MAX, &old_v) ||
+            !get_int(o, "new_value", 0, EVENT_QUOTA_MAX, &new_v) ||
+            !lever_value_ok(e->lever, (uint64_t) old_v) ||
+            !lever_value_ok(e->lever, (uint64_t) new_v) ||
+            !get_text(o, "cgroup", 1, e->cgroup, sizeof e->cgroup) || !cgroup_ok(e->cgroup) ||
+            !get_text(o, "for_cgroup", 0, e->for_cgroup, sizeof e->for_cgroup) ||
+            (e->for_cgroup[0] && !cgroup_ok(e->for_cgroup)))
+                return false;
+        e->old_value = (uint32_t) old_v;
+        e->new_value = (uint32_t) new_v;
+        return true;
+}
+
 static bool parse_object(json_object *o, Event *e) {
         json_object *v = NULL;
         int64_t version, mono, real;
@@ -163,6 +217,8 @@ static bool parse_object(json_object *o, Event *e) {
                 e->kind = EVENT_TASK_MOVED;
         else if (streq(kind, kind_names[EVENT_WEIGHT_CHANGED]))
                 e->kind = EVENT_WEIGHT_CHANGED;
+        else if (streq(kind, kind_names[EVENT_LEVER_CHANGED]))
+                e->kind = EVENT_LEVER_CHANGED;
         else
                 return false;
         if (!get_int(o, "monotonic_usec", 0, (int64_t) EVENT_USEC_MAX, &mono) ||
@@ -171,7 +227,9 @@ static bool parse_object(json_object *o, Event *e) {
                 return false;
         e->monotonic_usec = (uint64_t) mono;
         e->realtime_usec = (uint64_t) real;
-        return e->kind == EVENT_TASK_MOVED ? parse_move(o, e) : parse_weight(o, e);
+        return e->kind == EVENT_TASK_MOVED      ? parse_move(o, e)
+               : e->kind == EVENT_LEVER_CHANGED ? parse_lever(o, e)
+                                                : parse_weight(o, e);
 }
 
 int event_parse(const char *line, Event *ret) {

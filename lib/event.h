@@ -13,13 +13,17 @@
  *   {"version":1,"kind":"weight-changed","monotonic_usec":8418265123,
  *    "realtime_usec":1764722004123456,"cgroup":"cgbalance.slice/x","old_weight":100,
  *    "new_weight":150,"reason":"pressure 31.40% > 10.00% for 3.0s: up 50, max 1000"}
+ *   {"version":1,"kind":"lever-changed","monotonic_usec":8419265123,
+ *    "realtime_usec":1764722005123456,"cgroup":"cgbalance.slice/ring","lever":"idle",
+ *    "old_value":0,"new_value":1,"for_cgroup":"cgbalance.slice/job","reason":"..."}
  *
  * (shown wrapped). Members, all required for their kind:
  *
  *   version          1: this schema. A change to the meaning of a member bumps it.
- *   kind             "task-moved" (a task's CPU affinity was changed) or "weight-changed" (a
- *                    group's CPU weight was changed); only changes that took effect, never a
- *                    dry run's.
+ *   kind             "task-moved" (a task's CPU affinity was changed), "weight-changed" (a
+ *                    group's CPU weight was changed) or "lever-changed" (a lever past the
+ *                    weight was set on a group contending with a protected one, or given back);
+ *                    only changes that took effect, never a dry run's.
  *   monotonic_usec   when, CLOCK_MONOTONIC (the same clock for every process of the machine),
  *                    0..2^62
  *   realtime_usec    when, CLOCK_REALTIME, 0..2^62
@@ -29,6 +33,11 @@
  *   weight-changed:  cgroup (the group's path below the hierarchy's root, no leading '/',
  *                    1..EVENT_CGROUP_MAX bytes), old_weight and new_weight (cpu.weight units,
  *                    CGROUP_WEIGHT_MIN..MAX, converted on cgroup v1)
+ *   lever-changed:   cgroup (as above: the group acted on), lever ("idle": cpu.idle, values 0
+ *                    or 1; "quota": a bandwidth limit in permyriad of one CPU, 0 for none, up to
+ *                    EVENT_QUOTA_MAX; "partition": CPUs reserved, 0..EVENT_QUOTA_MAX),
+ *                    old_value and new_value, for_cgroup (the protected group it is for, a path
+ *                    as cgroup is, or "" when it is given back with no protected group left)
  *
  * Numbers are JSON integers. Strings are escaped as lib/json.h does (quotes, backslashes,
  * control characters); other bytes are copied, so a comm that is not UTF-8 comes back as it was.
@@ -39,14 +48,18 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "policy.h"
+
 #define EVENT_VERSION 1
 #define EVENT_COMM_MAX 63 /* bytes: /proc's comm as lib/proc.h reads it */
 #define EVENT_CGROUP_MAX 4095 /* bytes: PATH_MAX less the NUL */
 #define EVENT_REASON_MAX 1023
+#define EVENT_QUOTA_MAX 100000000u /* permyriad: ten thousand CPUs */
 
 typedef enum EventKind {
         EVENT_TASK_MOVED = 1,
         EVENT_WEIGHT_CHANGED,
+        EVENT_LEVER_CHANGED,
 } EventKind;
 
 /* A plain record: the strings are its own, so a parsed event needs no freeing. */
@@ -58,13 +71,21 @@ typedef struct Event {
         pid_t pid;
         char comm[EVENT_COMM_MAX + 1];
         int from_node, to_node;
-        /* EVENT_WEIGHT_CHANGED */
+        /* EVENT_WEIGHT_CHANGED and EVENT_LEVER_CHANGED */
         char cgroup[EVENT_CGROUP_MAX + 1];
+        /* EVENT_WEIGHT_CHANGED */
         uint32_t old_weight, new_weight;
+        /* EVENT_LEVER_CHANGED */
+        PolicyLever lever;
+        uint32_t old_value, new_value;
+        char for_cgroup[EVENT_CGROUP_MAX + 1];
 } Event;
 
-/* "task-moved", "weight-changed"; NULL for anything else. */
+/* "task-moved", "weight-changed", "lever-changed"; NULL for anything else. */
 const char *event_kind_to_string(EventKind k);
+/* "idle", "quota", "partition" (the names of the event's lever member, the bus's and
+ * cgbalancectl's); NULL for anything else. */
+const char *event_lever_to_string(PolicyLever l);
 
 /*
  * Pure: e as one line (the format above, '\n' at its end) in *ret (caller frees). Only the

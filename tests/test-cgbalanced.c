@@ -189,6 +189,27 @@ Test(root, once_plans_moves_off_the_busy_node) {
         run_done(&r);
 }
 
+/* A sched_ext scheduler makes the weight and idle levers moot: the daemon says so, loudly. */
+Test(root, a_loaded_sched_ext_scheduler_is_warned_about) {
+        _cleanup_free_ char *dir = make_tmpdir();
+        int fd;
+        Run r;
+
+        copy_fixture("root/imbalanced-2node", dir);
+        fd = open(dir, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+        cr_assert_geq(fd, 0);
+        write_file_at(fd, "sys/kernel/sched_ext/state", "enabled\n");
+        write_file_at(fd, "sys/kernel/sched_ext/root/ops", "scx_test\n");
+        (void) close(fd);
+        r = run((const char *const[]){ DAEMON, "--root", dir, "--once", NULL });
+        cr_expect(exited_with(r.status, 0), "%s", r.err);
+        cr_expect(strstr(r.err, "the sched_ext scheduler 'scx_test' is enabled: most such "
+                                "schedulers ignore cpu.weight and cpu.idle"),
+                  "%s", r.err);
+        run_done(&r);
+        rm_rf(dir);
+}
+
 Test(root, once_never_acts_on_this_machine) {
         _cleanup_free_ char *dir = make_tmpdir();
         _cleanup_free_ char *conf =

@@ -40,6 +40,21 @@ static Event weight(const char *cgroup, uint32_t from, uint32_t to, const char *
         return e;
 }
 
+static Event lever(const char *cgroup, PolicyLever l, uint32_t from, uint32_t to,
+                   const char *for_cgroup, const char *reason) {
+        Event e = { .kind = EVENT_LEVER_CHANGED,
+                    .monotonic_usec = 3,
+                    .realtime_usec = 4,
+                    .lever = l,
+                    .old_value = from,
+                    .new_value = to };
+
+        (void) snprintf(e.cgroup, sizeof e.cgroup, "%s", cgroup);
+        (void) snprintf(e.for_cgroup, sizeof e.for_cgroup, "%s", for_cgroup);
+        (void) snprintf(e.reason, sizeof e.reason, "%s", reason);
+        return e;
+}
+
 static void expect_same(const Event *a, const Event *b, const char *what) {
         cr_expect_eq(a->kind, b->kind, "%s: kind", what);
         cr_expect_eq(a->monotonic_usec, b->monotonic_usec, "%s", what);
@@ -52,6 +67,10 @@ static void expect_same(const Event *a, const Event *b, const char *what) {
         cr_expect_str_eq(a->cgroup, b->cgroup, "%s", what);
         cr_expect_eq(a->old_weight, b->old_weight, "%s", what);
         cr_expect_eq(a->new_weight, b->new_weight, "%s", what);
+        cr_expect_eq(a->lever, b->lever, "%s: lever", what);
+        cr_expect_eq(a->old_value, b->old_value, "%s", what);
+        cr_expect_eq(a->new_value, b->new_value, "%s", what);
+        cr_expect_str_eq(a->for_cgroup, b->for_cgroup, "%s", what);
 }
 
 /* Formats e, checks it is one line, parses it back whole. */
@@ -103,6 +122,14 @@ Test(event, round_trips) {
         e = weight(longpath, 10000, 1, "");
         e.monotonic_usec = e.realtime_usec = 0;
         round_trip(&e);
+        e = lever("cgbalance.slice/ring", POLICY_LEVER_IDLE, 0, 1, "cgbalance.slice/job", WREASON);
+        round_trip(&e);
+        e = lever("a b", POLICY_LEVER_QUOTA, 5000, 2500, "my group 1 -> 2: x", "");
+        round_trip(&e);
+        e = lever(longpath, POLICY_LEVER_QUOTA, EVENT_QUOTA_MAX, 0, "", "no protected group left");
+        round_trip(&e);
+        e = lever("p", POLICY_LEVER_PARTITION, 0, 2, longpath, longreason);
+        round_trip(&e);
 }
 
 Test(event, the_format_is_the_documented_one) {
@@ -121,8 +148,31 @@ Test(event, the_format_is_the_documented_one) {
                                 "\"new_weight\":150,\"reason\":\"q\\\"\"}\n");
         cr_expect_str_eq(event_kind_to_string(EVENT_TASK_MOVED), "task-moved");
         cr_expect_str_eq(event_kind_to_string(EVENT_WEIGHT_CHANGED), "weight-changed");
+        cr_expect_str_eq(event_kind_to_string(EVENT_LEVER_CHANGED), "lever-changed");
         cr_expect_null(event_kind_to_string(0));
-        cr_expect_null(event_kind_to_string(3));
+        cr_expect_null(event_kind_to_string(4));
+        cr_expect_str_eq(event_lever_to_string(POLICY_LEVER_IDLE), "idle");
+        cr_expect_str_eq(event_lever_to_string(POLICY_LEVER_QUOTA), "quota");
+        cr_expect_str_eq(event_lever_to_string(POLICY_LEVER_PARTITION), "partition");
+        cr_expect_null(event_lever_to_string(POLICY_LEVER_NONE));
+        cr_expect_null(event_lever_to_string(_POLICY_LEVER_MAX));
+}
+
+Test(event, a_lever_change_is_the_documented_line) {
+        Event e =
+                lever("cgbalance.slice/ring", POLICY_LEVER_IDLE, 0, 1, "cgbalance.slice/job", "r");
+        _cleanup_free_ char *line = NULL, *none = NULL;
+
+        cr_assert_eq(event_format(&e, &line), 0);
+        cr_expect_str_eq(line, "{\"version\":1,\"kind\":\"lever-changed\",\"monotonic_usec\":3,"
+                               "\"realtime_usec\":4,\"cgroup\":\"cgbalance.slice/ring\","
+                               "\"lever\":\"idle\",\"old_value\":0,\"new_value\":1,"
+                               "\"for_cgroup\":\"cgbalance.slice/job\",\"reason\":\"r\"}\n");
+        e = lever("r", POLICY_LEVER_QUOTA, 2500, 0, "", "back");
+        cr_assert_eq(event_format(&e, &none), 0);
+        cr_expect(strstr(none, "\"lever\":\"quota\",\"old_value\":2500,\"new_value\":0,"
+                               "\"for_cgroup\":\"\","),
+                  "%s", none);
 }
 
 /* Members in another order, unknown members, blanks between tokens: all read. */
@@ -149,6 +199,9 @@ Test(event, a_reader_takes_any_order_and_ignores_unknown_members) {
 #define MOVE_TAIL ",\"reason\":\"r\"}"
 #define WEIGHT_HEAD \
         "{\"version\":1,\"kind\":\"weight-changed\",\"monotonic_usec\":1,\"realtime_usec\":2,"
+#define LEVER_HEAD \
+        "{\"version\":1,\"kind\":\"lever-changed\",\"monotonic_usec\":1,\"realtime_usec\":2,"
+#define LEVER_TAIL ",\"cgroup\":\"a\",\"for_cgroup\":\"b\",\"reason\":\"r\"}"
 
 static const char *const bad_lines[] = {
         "",
@@ -220,6 +273,25 @@ static const char *const bad_lines[] = {
         WEIGHT_HEAD
         "\"cgroup\":\"a\",\"old_weight\":100,\"new_weight\":4294967296,\"reason\":\"r\"}",
         WEIGHT_HEAD "\"cgroup\":\"a\",\"old_weight\":100,\"new_weight\":-1,\"reason\":\"r\"}",
+        /* lever changes: unknown lever, values out of its range, a bad or missing group */
+        LEVER_HEAD "\"lever\":\"freeze\",\"old_value\":0,\"new_value\":1" LEVER_TAIL,
+        LEVER_HEAD "\"lever\":\"\",\"old_value\":0,\"new_value\":1" LEVER_TAIL,
+        LEVER_HEAD "\"lever\":1,\"old_value\":0,\"new_value\":1" LEVER_TAIL,
+        LEVER_HEAD "\"old_value\":0,\"new_value\":1" LEVER_TAIL,
+        LEVER_HEAD "\"lever\":\"idle\",\"old_value\":0,\"new_value\":2" LEVER_TAIL,
+        LEVER_HEAD "\"lever\":\"idle\",\"old_value\":-1,\"new_value\":1" LEVER_TAIL,
+        LEVER_HEAD "\"lever\":\"quota\",\"old_value\":0,\"new_value\":100000001" LEVER_TAIL,
+        LEVER_HEAD "\"lever\":\"quota\",\"new_value\":1" LEVER_TAIL,
+        WEIGHT_HEAD "\"cgroup\":\"a\",\"lever\":\"idle\",\"old_value\":0,\"new_value\":1,"
+                    "\"reason\":\"r\",\"for_cgroup\":\"\"}",
+        "{\"version\":1,\"kind\":\"lever-changed\",\"monotonic_usec\":1,\"realtime_usec\":2,"
+        "\"cgroup\":\"a\",\"lever\":\"idle\",\"old_value\":0,\"new_value\":1,\"reason\":\"r\"}",
+        "{\"version\":1,\"kind\":\"lever-changed\",\"monotonic_usec\":1,\"realtime_usec\":2,"
+        "\"cgroup\":\"a\",\"lever\":\"idle\",\"old_value\":0,\"new_value\":1,\"reason\":\"r\","
+        "\"for_cgroup\":\"/b\"}",
+        "{\"version\":1,\"kind\":\"lever-changed\",\"monotonic_usec\":1,\"realtime_usec\":2,"
+        "\"cgroup\":\"\",\"lever\":\"idle\",\"old_value\":0,\"new_value\":1,\"reason\":\"r\","
+        "\"for_cgroup\":\"b\"}",
         /* a move's members do not make a weight change */
         WEIGHT_HEAD "\"pid\":1,\"comm\":\"c\",\"from_node\":0,\"to_node\":1,\"reason\":\"r\"}",
         /* broken JSON */
@@ -262,11 +334,22 @@ Test(event, cut_lines) {
 Test(event, the_formatter_refuses_what_would_not_read_back) {
         char *line = NULL;
         Event bad[] = {
-                move(0, "c", 0, 1, "r"),     move(-1, "c", 0, 1, "r"),
-                move(1, "", 0, 1, "r"),      move(1, "c", -1, 1, "r"),
-                move(1, "c", 0, -2, "r"),    weight("", 100, 150, "r"),
-                weight("/a", 100, 150, "r"), weight("a/../b", 100, 150, "r"),
-                weight("a", 0, 150, "r"),    weight("a", 100, 10001, "r"),
+                move(0, "c", 0, 1, "r"),
+                move(-1, "c", 0, 1, "r"),
+                move(1, "", 0, 1, "r"),
+                move(1, "c", -1, 1, "r"),
+                move(1, "c", 0, -2, "r"),
+                weight("", 100, 150, "r"),
+                weight("/a", 100, 150, "r"),
+                weight("a/../b", 100, 150, "r"),
+                weight("a", 0, 150, "r"),
+                weight("a", 100, 10001, "r"),
+                lever("", POLICY_LEVER_IDLE, 0, 1, "b", "r"),
+                lever("a", POLICY_LEVER_IDLE, 0, 2, "b", "r"),
+                lever("a", POLICY_LEVER_NONE, 0, 1, "b", "r"),
+                lever("a", _POLICY_LEVER_MAX, 0, 1, "b", "r"),
+                lever("a", POLICY_LEVER_QUOTA, 0, EVENT_QUOTA_MAX + 1, "b", "r"),
+                lever("a", POLICY_LEVER_QUOTA, 0, 1, "/b", "r"),
         };
         Event e = move(1, "c", 0, 1, "r");
 
