@@ -34,6 +34,7 @@ static const struct {
         { "pressure", { "tick", "hog", "walker" } },
         { "pinned-by-admin", { "pinned", "movable" } },
         { "mixed-contest", { "make", "rings" } },
+        { "burst-rings", { "work", "tick", "ring", "crunch" } },
 };
 
 /* The report's row of task, from its first column; NULL if none. */

@@ -282,7 +282,8 @@ Test(phase, bad_forms_say_why) {
 #define SHIPPED_DIR SOURCE_DIR "/conf/scenarios"
 
 static const char *const shipped[] = {
-        "node-imbalance", "balanced", "oscillating", "pressure", "pinned-by-admin", "mixed-contest",
+        "node-imbalance",  "balanced",      "oscillating", "pressure",
+        "pinned-by-admin", "mixed-contest", "burst-rings",
 };
 
 Test(shipped, every_one_parses_here_and_on_two_nodes_and_says_what_it_shows) {
