@@ -1521,6 +1521,27 @@ Test(policy, ladder_gives_back_when_the_protected_group_is_gone) {
         expect_step(&e, 0, POLICY_NO_CGROUP, POLICY_LEVER_QUOTA, 15000, 30000);
 }
 
+/* Escalated for a job that then leaves the snapshot (its group removed): the ring is released. */
+Test(policy, ladder_releases_when_the_protected_group_leaves_the_snapshot) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        PolicyCgroup *ring = sim_group(s, "cgbalance.slice/ring", false, 100);
+        PolicyCgroup *job = sim_group(s, "cgbalance.slice/job", true, 1000);
+        PlanEscalation e;
+
+        ring->util_permyriad = 15000;
+        ring->has_idle = true;
+        job->pressure_permyriad = 3000;
+        sim_task(s, 10, 0, 5000)->cgroup = 1;
+        sim_task(s, 20, 0, BUSY)->cgroup = 0;
+        cr_assert_eq(ladder_next(s, 10, &e), 4);
+        expect_step(&e, 0, 1, POLICY_LEVER_IDLE, 0, 1);
+        s->n_cgroups = 1; /* the job's group is gone, its task with it */
+        s->tasks[0].cgroup = POLICY_NO_CGROUP;
+        cr_assert_eq(ladder_next(s, 10, &e), 4, "a hold from when it went");
+        expect_step(&e, 0, POLICY_NO_CGROUP, POLICY_LEVER_IDLE, 1, 0);
+        cr_expect_eq(ladder_next(s, 10, &e), 0, "nothing of ours left");
+}
+
 Test(policy, ladder_gives_back_when_the_group_is_no_longer_protected) {
         _cleanup_sim_ Sim *s = ladder_sim();
         PlanEscalation e;
