@@ -123,7 +123,7 @@ static int cmp_path(const void *a, const void *b, void *userdata) {
                       snap->cgroups[*(const size_t *) b].path);
 }
 
-/* The protected groups that escalate, in path order; which groups may contend. */
+/* The protected groups that escalate, in path order; the unprotected groups, as contenders. */
 static int ladder_groups(Ladder *l) {
         size_t n = l->snap->n_cgroups;
         bool on = escalating(l->p);
@@ -138,6 +138,15 @@ static int ladder_groups(Ladder *l) {
                 if (on && group(l, g)->protected)
                         l->prot[l->n_prot++] = g;
         }
+        qsort_r(l->prot, l->n_prot, sizeof *l->prot, cmp_path, (void *) l->snap);
+        return 0;
+}
+
+/* Groups that hold a protected group or are inside one are no contenders (paths compared only
+ * on ticks that need contention: most ticks do not). */
+static void ladder_eligible(Ladder *l) {
+        size_t n = l->snap->n_cgroups;
+
         for (size_t g = 0; g < n; g++) {
                 if (!group(l, g)->protected)
                         continue;
@@ -146,8 +155,6 @@ static int ladder_groups(Ladder *l) {
                                                path_below(group(l, h)->path, group(l, g)->path)))
                                 l->eligible[h] = false;
         }
-        qsort_r(l->prot, l->n_prot, sizeof *l->prot, cmp_path, (void *) l->snap);
-        return 0;
 }
 
 static bool task_in(const Ladder *l, const PolicyTask *k) {
@@ -168,6 +175,7 @@ static int ladder_contention(Ladder *l) {
         l->contends = calloc(n * np > 0 ? n * np : 1, sizeof *l->contends);
         if (!cpus || !index || !l->contends)
                 return -ENOMEM;
+        ladder_eligible(l);
         for (size_t g = 0; g < n; g++)
                 index[g] = SIZE_MAX;
         for (size_t j = 0; j < np; j++) {
