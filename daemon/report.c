@@ -92,6 +92,33 @@ static const PolicyTask *find_task(const PolicySnapshot *snap, pid_t pid, uint64
         return NULL;
 }
 
+static const char *group_path(const PolicySnapshot *snap, size_t g) {
+        return snap && g < snap->n_cgroups ? snap->cgroups[g].path : "?";
+}
+
+/* "none", "0.50 CPUs" for a quota; 0 or 1 for idle. */
+static void lever_value(char *buf, size_t size, PolicyLever lever, uint32_t v) {
+        if (lever == POLICY_LEVER_QUOTA && v == 0)
+                snprintf(buf, size, "none");
+        else if (lever == POLICY_LEVER_QUOTA)
+                snprintf(buf, size, CPUS_FMT " CPUs", CPUS_ARG((uint64_t) v));
+        else
+                snprintf(buf, size, "%" PRIu32, v);
+}
+
+static void report_escalation(FILE *f, const PlanEscalation *e, const PolicySnapshot *snap) {
+        const char *lever = policy_lever_to_string(e->lever);
+        char from[32], to[32];
+
+        lever_value(from, sizeof from, e->lever, e->from);
+        lever_value(to, sizeof to, e->lever, e->to);
+        fprintf(f, "%s %s %s %s -> %s", plan_escalation_is_up(e) ? "escalate" : "step back",
+                group_path(snap, e->cgroup), lever ? lever : "?", from, to);
+        if (e->for_cgroup != POLICY_NO_CGROUP)
+                fprintf(f, " for %s", group_path(snap, e->for_cgroup));
+        fprintf(f, ": %s\n", e->reason);
+}
+
 void report_plan(FILE *f, const Plan *p, const PolicySnapshot *snap) {
         if (!p)
                 return;
@@ -112,4 +139,6 @@ void report_plan(FILE *f, const Plan *p, const PolicySnapshot *snap) {
                 fprintf(f, "weight %s %" PRIu32 " -> %" PRIu32 ": %s\n", path, w->from, w->to,
                         w->reason);
         }
+        for (size_t i = 0; i < p->n_escalations; i++)
+                report_escalation(f, &p->escalations[i], snap);
 }

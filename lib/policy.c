@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "policy.h"
+#include "policy-internal.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -29,6 +30,7 @@ typedef struct GroupState {
         char *path;
         GroupMode mode;
         uint64_t since_usec; /* when the group entered mode, or its last step */
+        LadderHold ladder;
 } GroupState;
 
 struct PolicyState {
@@ -143,6 +145,10 @@ static bool masks_intersect(const CpuMask *a, const CpuMask *b) {
         return false;
 }
 
+bool policy_masks_intersect(const CpuMask *a, const CpuMask *b) {
+        return masks_intersect(a, b);
+}
+
 /* a is a subset of b and smaller. */
 static bool mask_strict_subset(const CpuMask *a, const CpuMask *b) {
         size_t na = cpumask_cpu_set_size(a) / sizeof(__cpu_mask);
@@ -184,6 +190,31 @@ static const char *fmt_usec(char buf[static 32], uint64_t usec) {
         (void) snprintf(buf, 32, "%" PRIu64 ".%" PRIu64 " s", usec / USEC_PER_SEC,
                         usec % USEC_PER_SEC / (USEC_PER_SEC / 10));
         return buf;
+}
+
+const char *policy_fmt_load(char buf[static 32], uint64_t permyriad) {
+        return fmt_load(buf, permyriad);
+}
+
+const char *policy_fmt_usec(char buf[static 32], uint64_t usec) {
+        return fmt_usec(buf, usec);
+}
+
+static const char *const lever_names[_POLICY_LEVER_MAX] = {
+        [POLICY_LEVER_IDLE] = "idle",
+        [POLICY_LEVER_QUOTA] = "quota",
+        [POLICY_LEVER_PARTITION] = "partition",
+};
+
+const char *policy_lever_to_string(PolicyLever l) {
+        return l > POLICY_LEVER_NONE && l < _POLICY_LEVER_MAX ? lever_names[l] : NULL;
+}
+
+PolicyLever policy_lever_from_string(const char *s) {
+        for (PolicyLever l = POLICY_LEVER_NONE + 1; s && l < _POLICY_LEVER_MAX; l++)
+                if (streq(lever_names[l], s))
+                        return l;
+        return POLICY_LEVER_NONE;
 }
 
 /* ---- state */
@@ -248,6 +279,7 @@ Plan *plan_free(Plan *p) {
                         cpumask_free(p->moves[i].mask);
                 free(p->moves);
                 free(p->weights);
+                free(p->escalations);
                 free(p);
         }
         return NULL;
@@ -448,17 +480,58 @@ static uint32_t clamp_weight(uint64_t w) {
         return (uint32_t) (w > 10000 ? 10000 : w < 1 ? 1 : w);
 }
 
+static bool latency_applies(const PolicyCgroup *cg, const PolicyParams *p) {
+        return p->latency_target_usec > 0 && cg->has_latency;
+}
+
+PolicyLevel policy_group_level(const PolicyCgroup *cg, uint32_t pressure, const PolicyParams *p) {
+        uint64_t target = (uint64_t) p->pressure_target_pct * 100;
+        bool lat = latency_applies(cg, p);
+
+        if (pressure > target || (lat && cg->latency_usec > p->latency_target_usec))
+                return POLICY_LEVEL_ABOVE;
+        if ((uint64_t) pressure * 2 < target &&
+            (!lat || (uint64_t) cg->latency_usec * 2 < p->latency_target_usec))
+                return POLICY_LEVEL_BELOW;
+        return POLICY_LEVEL_BETWEEN;
+}
+
+/* "2.10 ms" */
+static const char *fmt_msec(char buf[static 32], uint64_t usec) {
+        return fmt_hundredths(buf, usec / 10, 100);
+}
+
+void policy_level_text(const PolicyCgroup *cg, uint32_t pressure, const PolicyParams *p,
+                       PolicyLevel level, char *buf, size_t size) {
+        const char *what = cg->has_pressure ? "pressure" : "wait (no PSI)";
+        uint64_t target = (uint64_t) p->pressure_target_pct * 100, lt = p->latency_target_usec;
+        char v[32], m[32], lv[32], lm[32];
+
+        if (level == POLICY_LEVEL_ABOVE && pressure <= target)
+                reason_printf(buf, size, "latency %s ms > %s ms", fmt_msec(lv, cg->latency_usec),
+                              fmt_msec(lm, lt));
+        else if (level == POLICY_LEVEL_ABOVE)
+                reason_printf(buf, size, "%s %s%% > %s%%", what, fmt_hundredths(v, pressure, 100),
+                              fmt_hundredths(m, target, 100));
+        else if (latency_applies(cg, p))
+                reason_printf(buf, size, "%s %s%% < %s%%, latency %s ms < %s ms", what,
+                              fmt_hundredths(v, pressure, 100), fmt_hundredths(m, target / 2, 100),
+                              fmt_msec(lv, cg->latency_usec), fmt_msec(lm, lt / 2));
+        else
+                reason_printf(buf, size, "%s %s%% < %s%%", what, fmt_hundredths(v, pressure, 100),
+                              fmt_hundredths(m, target / 2, 100));
+}
+
 static GroupMode group_mode(const Ctx *c, size_t g) {
         const PolicyCgroup *cg = &c->snap->cgroups[g];
-        uint64_t target = (uint64_t) c->p->pressure_target_pct * 100;
 
         if (!cg->protected)
                 return cg->weight > cg->base_weight ? GROUP_RELEASE : GROUP_UNTOUCHED;
-        if (c->pressure[g] > target)
-                return GROUP_ABOVE;
-        if ((uint64_t) c->pressure[g] * 2 < target)
-                return GROUP_BELOW;
-        return GROUP_BETWEEN;
+        switch (policy_group_level(cg, c->pressure[g], c->p)) {
+        case POLICY_LEVEL_ABOVE: return GROUP_ABOVE;
+        case POLICY_LEVEL_BELOW: return GROUP_BELOW;
+        default: return GROUP_BETWEEN;
+        }
 }
 
 /* Weight before placement: a pressured protected group's tasks stay while its weight can rise. */
@@ -496,9 +569,7 @@ static int cmp_group_state(const void *a, const void *b) {
 static void weight_reason(const Ctx *c, size_t g, GroupMode mode, uint64_t held, uint32_t to,
                           char *buf, size_t size) {
         const PolicyCgroup *cg = &c->snap->cgroups[g];
-        const char *what = cg->has_pressure ? "pressure" : "wait (no PSI)";
-        char p[32], h[32], mark[32];
-        uint64_t target = (uint64_t) c->p->pressure_target_pct * 100;
+        char level[128], h[32];
 
         if (mode == GROUP_RELEASE)
                 reason_printf(buf, size, "no longer protected: back toward base %" PRIu32, to);
@@ -506,17 +577,17 @@ static void weight_reason(const Ctx *c, size_t g, GroupMode mode, uint64_t held,
                 reason_printf(buf, size, "protected, below weight_min %" PRIu64, c->p->weight_min);
         else if (cg->weight > c->p->weight_max)
                 reason_printf(buf, size, "above weight_max %" PRIu64, c->p->weight_max);
-        else if (mode == GROUP_ABOVE)
-                reason_printf(buf, size, "%s %s%% > %s%% for %s: up %" PRIu64 ", max %" PRIu64,
-                              what, fmt_hundredths(p, c->pressure[g], 100),
-                              fmt_hundredths(mark, target, 100), fmt_usec(h, held),
-                              c->p->weight_step, c->p->weight_max);
-        else
-                reason_printf(buf, size,
-                              "%s %s%% < %s%% for %s: down to %" PRIu32 ", base %" PRIu32, what,
-                              fmt_hundredths(p, c->pressure[g], 100),
-                              fmt_hundredths(mark, target / 2, 100), fmt_usec(h, held), to,
-                              cg->base_weight);
+        else {
+                policy_level_text(cg, c->pressure[g], c->p,
+                                  mode == GROUP_ABOVE ? POLICY_LEVEL_ABOVE : POLICY_LEVEL_BELOW,
+                                  level, sizeof level);
+                if (mode == GROUP_ABOVE)
+                        reason_printf(buf, size, "%s for %s: up %" PRIu64 ", max %" PRIu64, level,
+                                      fmt_usec(h, held), c->p->weight_step, c->p->weight_max);
+                else
+                        reason_printf(buf, size, "%s for %s: down to %" PRIu32 ", base %" PRIu32,
+                                      level, fmt_usec(h, held), to, cg->base_weight);
+        }
 }
 
 /* The weight group g should get this tick (its own if none), given how long its mode has held. */
@@ -542,8 +613,11 @@ static uint32_t weight_target(const Ctx *c, size_t g, GroupMode mode, bool held)
         return cg->weight;
 }
 
-/* Plans every group's weight; returns the groups' new state, sorted by path, in *ret. */
-static int plan_weights(Ctx *c, const PolicyState *s, GroupState **ret) {
+/*
+ * Plans every group's weight; returns the groups' new state, by snapshot index, in *ret, and
+ * their ladder holds of the last tick in old_ladder[].
+ */
+static int plan_weights(Ctx *c, const PolicyState *s, GroupState **ret, LadderHold *old_ladder) {
         size_t n = c->snap->n_cgroups;
         GroupState *groups = calloc(n ? n : 1, sizeof *groups);
 
@@ -561,6 +635,7 @@ static int plan_weights(Ctx *c, const PolicyState *s, GroupState **ret) {
 
                 groups[g] =
                         (GroupState){ .path = strdup(cg->path), .mode = mode, .since_usec = since };
+                old_ladder[g] = old ? old->ladder : (LadderHold){ .mode = LADDER_NONE };
                 if (!groups[g].path) {
                         groups_free(groups, g);
                         return -ENOMEM;
@@ -572,6 +647,30 @@ static int plan_weights(Ctx *c, const PolicyState *s, GroupState **ret) {
                 *w = (PlanWeight){ .cgroup = g, .from = cg->weight, .to = to };
                 weight_reason(c, g, mode, held, to, w->reason, sizeof w->reason);
         }
+        *ret = groups;
+        return 0;
+}
+
+/* The weights, then the ladder; the groups' new state, sorted by path, in *ret. */
+static int plan_groups(Ctx *c, const PolicyState *s, GroupState **ret) {
+        size_t n = c->snap->n_cgroups;
+        _cleanup_free_ LadderHold *old = calloc(n ? n : 1, sizeof *old);
+        _cleanup_free_ LadderHold *holds = calloc(n ? n : 1, sizeof *holds);
+        GroupState *groups = NULL;
+        int r;
+
+        if (!old || !holds)
+                return -ENOMEM;
+        r = plan_weights(c, s, &groups, old);
+        if (r < 0)
+                return r;
+        r = policy_ladder_plan(c->snap, c->p, c->now, c->pressure, old, holds, c->plan);
+        if (r < 0) {
+                groups_free(groups, n);
+                return r;
+        }
+        for (size_t g = 0; g < n; g++)
+                groups[g].ladder = holds[g];
         qsort(groups, n, sizeof *groups, cmp_group_state);
         *ret = groups;
         return 0;
@@ -1004,7 +1103,10 @@ static int plan_new(Ctx *c) {
         c->plan->moves = calloc(c->max_moves ? c->max_moves : 1, sizeof *c->plan->moves);
         c->plan->weights =
                 calloc(c->snap->n_cgroups ? c->snap->n_cgroups : 1, sizeof *c->plan->weights);
-        if (!c->plan->moves || !c->plan->weights)
+        /* One step at most per group and plan. */
+        c->plan->escalations =
+                calloc(c->snap->n_cgroups ? c->snap->n_cgroups : 1, sizeof *c->plan->escalations);
+        if (!c->plan->moves || !c->plan->weights || !c->plan->escalations)
                 return -ENOMEM;
         return 0;
 }
@@ -1027,7 +1129,7 @@ int policy_plan(PolicyState *s, const PolicySnapshot *snap, const Topology *topo
         if (r < 0)
                 return r;
         ctx_blocked(&c);
-        r = plan_weights(&c, s, &groups);
+        r = plan_groups(&c, s, &groups);
         if (r < 0)
                 return r;
         update_holds(&c, s);

@@ -72,11 +72,42 @@
  * without PSI, the time the group's own tasks in the snapshot waited for a CPU over the interval
  * (the sum of their demand - util, at most 10000) stands in: that is what "some" measures (its
  * upper bound when waits overlap), where utilisation cannot tell a group that got all it wanted
- * from one that was denied.
+ * from one that was denied. Latency: with latency_target (not 0), a protected group whose
+ * latency_usec is measured (has_latency) and above latency_target counts as above its mark
+ * whatever its pressure, and as below it only if its latency is also under half latency_target.
+ * Reasons say which measure acted: "pressure" (PSI), "wait (no PSI)" or "latency".
+ *
+ * The ladder (past the weight). A protected group P escalates while, for escalate_hold, it is
+ * above its mark (as for the weight: pressure, wait or latency) with its weight at weight_max,
+ * and it is not throttled by a quota of its own (throttled_permyriad above
+ * POLICY_THROTTLED_PERMYRIAD: its pressure is its limit, which no other group's step can cure;
+ * its contenders get their steps back instead, as below, the reason saying so). P's contenders
+ * are the managed groups that are not protected, hold no protected group and are not inside one
+ * (path prefixes), used CPU (util > 0) over the interval and have a task that last ran on a CPU
+ * one of P's tasks last ran on, or whose known affinity includes one. Each escalate_hold, one
+ * step: on the heaviest contender (util, then path) that has a step left, the next of
+ *     IDLE       cpu.idle = 1, if allowed and the kernel has it (has_idle), and not already 1;
+ *     QUOTA      a bandwidth limit of max(quota_floor, util / 2); then, a limit the daemon set,
+ *                halved each step down to quota_floor. A limit someone else set is not ours:
+ *                never changed, and the step is skipped;
+ *     PARTITION  not yet implemented: no step is planned (partition_max_cpus is unused).
+ * The step restarts P's hold. When P stays below half its mark for escalate_hold (or is
+ * throttled, for escalate_hold), one step back a hold, in reverse (PARTITION; then QUOTA doubled
+ * while it binds, i.e. the group was throttled or used 90% of it, and is under the machine's
+ * CPUs, else removed; then IDLE back to 0), on the lightest contender (util, then path, in
+ * reverse) with something of ours to give back, unless another protected group it contends with
+ * is not below its mark (and not throttled) too. A group with something of ours that contends
+ * with no protected group (gone, no longer protected, elsewhere, escalation off, or it became
+ * protected or holds one) gets one step back every escalate_hold, whatever the pressure. Only
+ * what the daemon set (idle_ours, quota_ours) is ever given back, and a group's step is read
+ * from the snapshot, so a restarted daemon goes on from what its record says. A group takes at
+ * most one step per plan; protected groups act in path order. A reload that disallows a lever
+ * stops steps up on it; what it set is given back by the rules above.
  *
  * State: the tick count, per ordered node pair since when it has been imbalanced, per cgroup
- * path since when its pressure has been above, below or between the marks. Groups missing from
- * a snapshot are forgotten; a topology with another node count restarts the node holds.
+ * path since when its pressure has been above, below or between the marks, and since when it
+ * has been in its ladder mode (escalating, stepping back, releasing). Groups missing from a
+ * snapshot are forgotten; a topology with another node count restarts the node holds.
  *
  * An idle or balanced machine gives an empty plan.
  */
@@ -95,6 +126,9 @@
 #define POLICY_NO_CGROUP ((size_t) -1)
 /* Housekeeping noise tolerated by "has an idle CPU" and "overloaded": a tenth of a CPU. */
 #define POLICY_LOAD_SLACK_PERMYRIAD 1000u
+/* A protected group throttled by its own quota more than this share of the interval (a tenth)
+ * is not escalated for: its pressure is its own limit, not contention. */
+#define POLICY_THROTTLED_PERMYRIAD 1000u
 /* Destinations whose loads differ by less than a quarter of a CPU count as equally loaded, and
  * the nearer is chosen: a node away a task's memory goes with it, a quarter CPU of someone's
  * housekeeping (an emulated guest's interrupts reached 0.22) is not worth that. */
@@ -112,6 +146,11 @@ typedef enum PolicyLever {
         POLICY_LEVER_PARTITION, /* CPUs reserved for the protected group, the contenders kept off */
         _POLICY_LEVER_MAX,
 } PolicyLever;
+
+/* "idle", "quota", "partition" (the escalate_steps words); NULL for NONE or out of range. */
+const char *policy_lever_to_string(PolicyLever l);
+/* The lever named s, or POLICY_LEVER_NONE. */
+PolicyLever policy_lever_from_string(const char *s);
 
 /*
  * The numbers the policy decides with, named and in the units of the cgbalance.conf keys they
@@ -149,6 +188,8 @@ typedef struct PolicyParams {
         uint64_t escalate_hold_usec;
         unsigned quota_floor_pct; /* percent of one CPU */
         unsigned partition_max_cpus;
+        /* a protected group's wake-up latency target (PolicyCgroup.latency_usec); 0: none */
+        uint64_t latency_target_usec;
 } PolicyParams;
 
 typedef struct PolicyCpu {
@@ -222,6 +263,9 @@ typedef struct PlanEscalation {
         uint32_t from, to; /* IDLE: 0 or 1; QUOTA: permyriad of one CPU, 0 no limit */
         char reason[192];
 } PlanEscalation;
+
+/* A step up the ladder (IDLE set, a QUOTA set or lowered); false: a step back (given back). */
+bool plan_escalation_is_up(const PlanEscalation *e);
 
 typedef struct Plan {
         PlanMove *moves;

@@ -103,6 +103,33 @@ static const ConfigKey tunables_keys[] = {
                         "A protected group's weight is never set below this."),
         CONFIG_KEY_UINT("weights", "weight_max", Tunables, weight_max, "1000", 1, 10000,
                         "A protected group's weight is never raised above this."),
+        CONFIG_KEY_DURATION("weights", "latency_target", Tunables, latency_target_usec, "0", 0,
+                            USEC_PER_SEC,
+                            "A protected group whose tasks wait longer than this per wake-up "
+                            "(schedstat run delay) counts as above pressure_target for its "
+                            "weight and the escalation; under half of it, as below. 0: none."),
+
+        /* [escalation] */
+        CONFIG_KEY_BOOL("escalation", "escalate", Tunables, escalate, "yes",
+                        "Past weight_max, act on the groups that contend with a protected group "
+                        "still under pressure: a protected group is a promise (ESCALATION "
+                        "in cgbalance.conf(5))."),
+        CONFIG_KEY_STRV("escalation", "escalate_steps", Tunables, escalate_steps,
+                        "idle quota partition", 16, CONFIG_EMPTY_OK,
+                        "The steps allowed, of idle (cpu.idle), quota (a bandwidth limit) and "
+                        "partition (not yet implemented: never taken). The ladder's order is "
+                        "fixed; empty is as escalate = no."),
+        CONFIG_KEY_DURATION("escalation", "escalate_hold", Tunables, escalate_hold_usec, "3s", 0,
+                            USEC_PER_HOUR,
+                            "How long a protected group's pressure must stay above (or below) "
+                            "its mark before each step up (or back)."),
+        CONFIG_KEY_PERCENT("escalation", "quota_floor", Tunables, quota_floor_pct, "10", 1, 10000,
+                           "The lowest bandwidth limit set on a contending group, in percent of "
+                           "one CPU."),
+        CONFIG_KEY_UINT("escalation", "partition_max_cpus", Tunables, partition_max_cpus, "1", 0,
+                        8192,
+                        "The most CPUs a partition would reserve for a protected group (unused "
+                        "until partitions are implemented)."),
 
         /* [bus] */
         CONFIG_KEY_STRING("bus", "control_group", Tunables, control_group, "", 32, CONFIG_EMPTY_OK,
@@ -135,6 +162,13 @@ static int tunables_validate(const void *config, ConfigContext *ctx) {
                 return config_reject(ctx, "node_min_imbalance",
                                      "\"%s\" is neither \"auto\" nor a number of tasks 0..4096",
                                      t->node_min_imbalance);
+        for (size_t i = 0; t->escalate_steps && t->escalate_steps[i]; i++)
+                if (policy_lever_from_string(t->escalate_steps[i]) == POLICY_LEVER_NONE)
+                        return config_reject(
+                                ctx, "escalate_steps",
+                                "\"%s\" is not a step: idle, quota or partition%s",
+                                t->escalate_steps[i],
+                                strchr(t->escalate_steps[i], ',') ? " (separated by blanks)" : "");
         if (t->weight_min > t->weight_max)
                 return config_reject(ctx, "weight_min", "%" PRIu64 " is above weight_max %" PRIu64,
                                      t->weight_min, t->weight_max);
@@ -202,7 +236,14 @@ int policy_params_from_tunables(const Tunables *t, const Topology *topo, PolicyP
                 .weight_step = t->weight_step,
                 .weight_min = t->weight_min,
                 .weight_max = t->weight_max,
+                .escalate_hold_usec = t->escalate_hold_usec,
+                .quota_floor_pct = t->quota_floor_pct,
+                .partition_max_cpus = (unsigned) t->partition_max_cpus,
+                .latency_target_usec = t->latency_target_usec,
         };
+        for (size_t i = 0; t->escalate && t->escalate_steps && t->escalate_steps[i]; i++)
+                ret->escalate_lever[policy_lever_from_string(t->escalate_steps[i])] = true;
+        ret->escalate_lever[POLICY_LEVER_NONE] = false;
         for (unsigned i = 0; i < n_nodes; i++)
                 ret->node_min_imbalance[i] = tunables_node_min_imbalance(
                         t, policy_node_capacity(topo, i, t->use_isolated_cpus), cpc);

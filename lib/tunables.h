@@ -62,6 +62,14 @@ typedef struct Tunables {
         uint64_t weight_step;
         uint64_t weight_min;
         uint64_t weight_max;
+        uint64_t latency_target_usec; /* a protected group's wake-up latency target; 0: none */
+
+        /* [escalation] */
+        bool escalate;
+        char **escalate_steps; /* "idle", "quota", "partition": the levers allowed */
+        uint64_t escalate_hold_usec;
+        unsigned quota_floor_pct; /* percent of one CPU */
+        uint64_t partition_max_cpus;
 
         /* [bus] */
         char *control_group; /* may call the mutating D-Bus methods besides root; "" none */

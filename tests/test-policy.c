@@ -30,7 +30,7 @@ static const char eight_distances[] = "10,16,16,16,32,32,32,32;"
 #define BUSY 10000u /* one CPU's worth */
 #define MAX_TASKS 64
 #define MAX_CPUS 16
-#define MAX_GROUPS 4
+#define MAX_GROUPS 6
 
 /*
  * A simulated machine: tasks placed on CPUs, each with a demand (what it would use on a CPU of
@@ -252,6 +252,20 @@ static void sim_apply(Sim *s, const Plan *p) {
         }
         for (size_t i = 0; i < p->n_weights; i++)
                 s->cgroups[p->weights[i].cgroup].weight = p->weights[i].to;
+        for (size_t i = 0; i < p->n_escalations; i++) {
+                const PlanEscalation *e = &p->escalations[i];
+                PolicyCgroup *g = &s->cgroups[e->cgroup];
+
+                cr_assert_lt(e->cgroup, s->n_cgroups);
+                if (e->lever == POLICY_LEVER_IDLE) {
+                        g->idle = e->to != 0;
+                        g->idle_ours = e->to != 0;
+                } else {
+                        cr_assert_eq(e->lever, POLICY_LEVER_QUOTA);
+                        g->quota_permyriad = e->to;
+                        g->quota_ours = e->to != 0;
+                }
+        }
         s->moves += p->n_moves;
 }
 
@@ -1204,11 +1218,482 @@ Test(policy, weight_before_placement) {
         cr_expect_eq(q->n_moves, 2, "then placement");
 }
 
+/* ---- the ladder */
+
+#define JOB 0 /* the protected group of ladder_sim() */
+#define RING 1 /* its contender */
+
+/*
+ * A protected job at weight_max under 30% pressure, its task on CPU 0, beside an unprotected
+ * ring group using 1.5 CPUs with a task on CPU 0 too; the kernel has cpu.idle.
+ */
+static Sim *ladder_sim(void) {
+        Sim *s = sim_new(TWO_NODES, NULL);
+        PolicyCgroup *job = sim_group(s, "cgbalance.slice/job", true, 1000);
+        PolicyCgroup *ring = sim_group(s, "cgbalance.slice/ring", false, 100);
+
+        job->base_weight = 100;
+        job->pressure_permyriad = 3000;
+        job->util_permyriad = 5000;
+        ring->util_permyriad = 15000;
+        job->has_idle = ring->has_idle = true;
+        sim_task(s, 10, 0, 5000)->cgroup = JOB;
+        sim_task(s, 20, 0, BUSY)->cgroup = RING;
+        sim_task(s, 21, 1, 5000)->cgroup = RING;
+        cr_assert_eq(s->t.weight_max, 1000);
+        cr_assert_eq(s->t.escalate_hold_usec, 3 * SEC);
+        cr_assert_eq(s->t.quota_floor_pct, 10);
+        return s;
+}
+
+/* Runs up to max ticks, applying each plan, until one has a step: its number (1-based) and the
+ * step in *ret; 0 if none came. */
+static unsigned ladder_next(Sim *s, unsigned max, PlanEscalation *ret) {
+        for (unsigned tick = 1; tick <= max; tick++) {
+                _cleanup_plan_ Plan *p = sim_plan(s);
+
+                if (getenv("POLICY_DEBUG"))
+                        report_plan(stderr, p, &s->snap);
+                sim_apply(s, p);
+                cr_assert_leq(p->n_escalations, 1, "one step a hold");
+                if (p->n_escalations == 1) {
+                        *ret = p->escalations[0];
+                        return tick;
+                }
+        }
+        return 0;
+}
+
+static void expect_step(const PlanEscalation *e, size_t cgroup, size_t for_cgroup,
+                        PolicyLever lever, uint32_t from, uint32_t to) {
+        cr_expect_eq(e->cgroup, cgroup);
+        cr_expect_eq(e->for_cgroup, for_cgroup);
+        cr_expect_eq(e->lever, lever, "lever %d", (int) e->lever);
+        cr_expect_eq(e->from, from, "from %" PRIu32, e->from);
+        cr_expect_eq(e->to, to, "to %" PRIu32, e->to);
+}
+
+Test(policy, ladder_first_step_is_idle_after_the_hold) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        PlanEscalation e;
+
+        cr_assert_eq(ladder_next(s, 10, &e), 4, "ticks 1-3 hold, the 4th steps");
+        expect_step(&e, RING, JOB, POLICY_LEVER_IDLE, 0, 1);
+        cr_expect(plan_escalation_is_up(&e));
+        cr_expect_str_eq(e.reason, "pressure 30.00% > 10.00% for 3.0 s at weight_max 1000: "
+                                   "heaviest contender, 1.50 CPUs");
+}
+
+Test(policy, ladder_waits_for_weight_max) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        PlanEscalation e;
+
+        s->cgroups[JOB].weight = 500;
+        s->t.weight_step = 100;
+        /* 600 at tick 4, 700 at 7 ... 1000 at 16, seen at weight_max from tick 17: the hold
+         * ends at tick 20 */
+        cr_expect_eq(ladder_next(s, 30, &e), 20);
+        expect_step(&e, RING, JOB, POLICY_LEVER_IDLE, 0, 1);
+}
+
+Test(policy, ladder_quota_first_step_is_half_the_use) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        PlanEscalation e;
+
+        s->cgroups[RING].idle = s->cgroups[RING].idle_ours = true;
+        cr_assert_eq(ladder_next(s, 10, &e), 4);
+        expect_step(&e, RING, JOB, POLICY_LEVER_QUOTA, 0, 7500);
+}
+
+Test(policy, ladder_quota_first_step_is_at_least_the_floor) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        PlanEscalation e;
+
+        s->cgroups[RING].idle = s->cgroups[RING].idle_ours = true;
+        s->cgroups[RING].util_permyriad = 1500;
+        cr_assert_eq(ladder_next(s, 10, &e), 4);
+        expect_step(&e, RING, JOB, POLICY_LEVER_QUOTA, 0, 1000);
+}
+
+Test(policy, ladder_goes_idle_then_halves_the_quota_each_hold_down_to_the_floor) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        static const struct {
+                PolicyLever lever;
+                uint32_t from, to;
+        } want[] = {
+                { POLICY_LEVER_IDLE, 0, 1 },        { POLICY_LEVER_QUOTA, 0, 7500 },
+                { POLICY_LEVER_QUOTA, 7500, 3750 }, { POLICY_LEVER_QUOTA, 3750, 1875 },
+                { POLICY_LEVER_QUOTA, 1875, 1000 },
+        };
+        PlanEscalation e;
+
+        for (size_t i = 0; i < ELEMENTSOF(want); i++) {
+                cr_assert_eq(ladder_next(s, 10, &e), i == 0 ? 4 : 3, "step %zu", i);
+                expect_step(&e, RING, JOB, want[i].lever, want[i].from, want[i].to);
+        }
+}
+
+/* At the floor the ladder ends: partition is not implemented, so no step is planned. */
+Test(policy, ladder_at_the_floor_takes_no_further_step) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        PlanEscalation e;
+
+        s->cgroups[RING].idle = s->cgroups[RING].idle_ours = true;
+        s->cgroups[RING].quota_permyriad = 1000;
+        s->cgroups[RING].quota_ours = true;
+        cr_expect(sim_params(s)->escalate_lever[POLICY_LEVER_PARTITION],
+                  "partition is allowed by default");
+        cr_expect_eq(ladder_next(s, 20, &e), 0);
+}
+
+Test(policy, ladder_skips_idle_where_the_kernel_lacks_it) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        PlanEscalation e;
+
+        s->cgroups[RING].has_idle = false;
+        cr_assert_eq(ladder_next(s, 10, &e), 4);
+        expect_step(&e, RING, JOB, POLICY_LEVER_QUOTA, 0, 7500);
+}
+
+Test(policy, ladder_skips_a_lever_not_in_escalate_steps) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        ConfigError ce = { 0 };
+        PlanEscalation e;
+
+        cr_assert_eq(config_set_one(&tunables_schema, &s->t, "escalate_steps", "quota", &ce), 0,
+                     "%s", ce.message);
+        cr_assert_eq(ladder_next(s, 10, &e), 4);
+        expect_step(&e, RING, JOB, POLICY_LEVER_QUOTA, 0, 7500);
+}
+
+/* A limit someone else set is theirs: not lowered, not removed, and no idle of theirs undone. */
+Test(policy, ladder_never_touches_a_foreign_quota) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        PlanEscalation e;
+
+        s->cgroups[RING].idle = true; /* set by someone else too */
+        s->cgroups[RING].quota_permyriad = 5000;
+        cr_expect_eq(ladder_next(s, 20, &e), 0);
+        s->cgroups[JOB].pressure_permyriad = 100;
+        cr_expect_eq(ladder_next(s, 20, &e), 0, "nothing of ours to give back");
+}
+
+Test(policy, escalate_no_takes_no_step_and_gives_back_ours) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        PlanEscalation e;
+
+        s->t.escalate = false;
+        cr_expect_eq(ladder_next(s, 10, &e), 0);
+        s->cgroups[RING].idle = s->cgroups[RING].idle_ours = true;
+        cr_assert_eq(ladder_next(s, 10, &e), 4);
+        expect_step(&e, RING, POLICY_NO_CGROUP, POLICY_LEVER_IDLE, 1, 0);
+        cr_expect_str_eq(e.reason, "escalation is off, for 3.0 s: giving back");
+}
+
+Test(policy, throttled_protected_group_is_not_escalated_for) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        PlanEscalation e;
+
+        s->cgroups[JOB].throttled_permyriad = 3000;
+        cr_expect_eq(ladder_next(s, 10, &e), 0);
+        /* what was set before it was throttled goes back, saying why */
+        s->cgroups[RING].idle = s->cgroups[RING].idle_ours = true;
+        cr_assert_neq(ladder_next(s, 10, &e), 0);
+        expect_step(&e, RING, JOB, POLICY_LEVER_IDLE, 1, 0);
+        cr_expect(!plan_escalation_is_up(&e));
+        cr_expect(strstr(e.reason, "throttled 30.00% of the time by its own quota") != NULL, "%s",
+                  e.reason);
+}
+
+Test(policy, throttled_at_the_threshold_still_escalates) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        PlanEscalation e;
+
+        s->cgroups[JOB].throttled_permyriad = POLICY_THROTTLED_PERMYRIAD;
+        cr_assert_eq(ladder_next(s, 10, &e), 4);
+        expect_step(&e, RING, JOB, POLICY_LEVER_IDLE, 0, 1);
+}
+
+/* Three unprotected groups: two on the job's CPU 0 (the heavier first), one kept on node 1. */
+Test(policy, ladder_contenders_heaviest_first_and_only_on_the_protected_cpus) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        PolicyCgroup *light = sim_group(s, "cgbalance.slice/a-light", false, 100);
+        PolicyCgroup *far = sim_group(s, "cgbalance.slice/far", false, 100);
+        PlanEscalation e;
+
+        s->t.max_moves_per_tick = 0; /* node 1 would take some: keep the CPUs as they are */
+        light->util_permyriad = 5000;
+        light->has_idle = far->has_idle = true;
+        far->util_permyriad = 30000;
+        sim_task(s, 30, 0, 2000)->cgroup = 2;
+        set_mask(s, sim_task(s, 40, 2, BUSY), "2-3");
+        sim_find(s, 40)->cgroup = 3;
+        cr_assert_eq(ladder_next(s, 10, &e), 4);
+        expect_step(&e, RING, JOB, POLICY_LEVER_IDLE, 0, 1);
+        /* the ring at its floor: the next heaviest contender */
+        s->cgroups[RING].quota_permyriad = 1000;
+        s->cgroups[RING].quota_ours = true;
+        cr_assert_eq(ladder_next(s, 10, &e), 3);
+        expect_step(&e, 2, JOB, POLICY_LEVER_IDLE, 0, 1);
+        for (unsigned i = 0; i < 6; i++)
+                if (ladder_next(s, 10, &e))
+                        cr_expect_neq(e.cgroup, 3, "the group on node 1 never contends");
+        cr_expect_not(far->idle);
+        cr_expect_eq(far->quota_permyriad, 0);
+}
+
+/* A group that holds the protected one (its parent) is no contender, however busy. */
+Test(policy, ladder_never_acts_on_a_group_holding_a_protected_one) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        PolicyCgroup *parent = sim_group(s, "cgbalance.slice", false, 100);
+        PlanEscalation e;
+
+        parent->util_permyriad = 40000;
+        parent->has_idle = true;
+        sim_task(s, 50, 0, 2000)->cgroup = 2;
+        cr_assert_eq(ladder_next(s, 10, &e), 4);
+        cr_expect_eq(e.cgroup, RING);
+}
+
+/* Below half the mark: the quota goes (it no longer binds), then idle, one step a hold. */
+Test(policy, ladder_steps_back_in_reverse_when_pressure_stays_below_half) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        PlanEscalation e;
+
+        s->cgroups[JOB].pressure_permyriad = 200;
+        s->cgroups[RING].idle = s->cgroups[RING].idle_ours = true;
+        s->cgroups[RING].quota_permyriad = 20000;
+        s->cgroups[RING].quota_ours = true;
+        cr_assert_eq(ladder_next(s, 10, &e), 4);
+        expect_step(&e, RING, JOB, POLICY_LEVER_QUOTA, 20000, 0);
+        cr_expect(!plan_escalation_is_up(&e));
+        cr_expect_str_eq(e.reason, "pressure 2.00% < 5.00% for 3.0 s: lightest contender, 1.50 "
+                                   "CPUs");
+        cr_assert_eq(ladder_next(s, 10, &e), 3);
+        expect_step(&e, RING, JOB, POLICY_LEVER_IDLE, 1, 0);
+        cr_expect_eq(ladder_next(s, 10, &e), 0, "nothing of ours left");
+}
+
+Test(policy, ladder_step_back_doubles_a_quota_that_still_binds) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        PlanEscalation e;
+
+        s->cgroups[JOB].pressure_permyriad = 200;
+        s->cgroups[RING].quota_permyriad = 1000;
+        s->cgroups[RING].quota_ours = true;
+        s->cgroups[RING].throttled_permyriad = 4000;
+        cr_assert_eq(ladder_next(s, 10, &e), 4);
+        expect_step(&e, RING, JOB, POLICY_LEVER_QUOTA, 1000, 2000);
+        cr_expect(!plan_escalation_is_up(&e));
+        s->cgroups[RING].throttled_permyriad = 0;
+        s->cgroups[RING].util_permyriad = 1900; /* 95% of its limit: still binds */
+        cr_assert_eq(ladder_next(s, 10, &e), 3);
+        expect_step(&e, RING, JOB, POLICY_LEVER_QUOTA, 2000, 4000);
+        s->cgroups[RING].util_permyriad = 1000; /* a quarter: no longer */
+        cr_assert_eq(ladder_next(s, 10, &e), 3);
+        expect_step(&e, RING, JOB, POLICY_LEVER_QUOTA, 4000, 0);
+}
+
+Test(policy, ladder_keeps_its_steps_between_the_marks) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        PlanEscalation e;
+
+        s->cgroups[JOB].pressure_permyriad = 700;
+        s->cgroups[RING].idle = s->cgroups[RING].idle_ours = true;
+        cr_expect_eq(ladder_next(s, 20, &e), 0);
+}
+
+/* The protected group left the snapshot: its contender gets its steps back, one a hold. */
+Test(policy, ladder_gives_back_when_the_protected_group_is_gone) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        PolicyCgroup *ring = sim_group(s, "cgbalance.slice/ring", false, 100);
+        PlanEscalation e;
+
+        ring->util_permyriad = 15000;
+        ring->idle = ring->idle_ours = true;
+        ring->quota_permyriad = 7500;
+        ring->quota_ours = ring->has_idle = true;
+        sim_task(s, 20, 0, BUSY)->cgroup = 0;
+        cr_assert_eq(ladder_next(s, 10, &e), 4);
+        expect_step(&e, 0, POLICY_NO_CGROUP, POLICY_LEVER_QUOTA, 7500, 15000);
+        cr_expect_str_eq(e.reason, "it contends with no protected group, for 3.0 s: giving back");
+        cr_assert_eq(ladder_next(s, 10, &e), 3);
+        expect_step(&e, 0, POLICY_NO_CGROUP, POLICY_LEVER_QUOTA, 15000, 30000);
+}
+
+/* Escalated for a job that then leaves the snapshot (its group removed): the ring is released. */
+Test(policy, ladder_releases_when_the_protected_group_leaves_the_snapshot) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        PolicyCgroup *ring = sim_group(s, "cgbalance.slice/ring", false, 100);
+        PolicyCgroup *job = sim_group(s, "cgbalance.slice/job", true, 1000);
+        PlanEscalation e;
+
+        ring->util_permyriad = 15000;
+        ring->has_idle = true;
+        job->pressure_permyriad = 3000;
+        sim_task(s, 10, 0, 5000)->cgroup = 1;
+        sim_task(s, 20, 0, BUSY)->cgroup = 0;
+        cr_assert_eq(ladder_next(s, 10, &e), 4);
+        expect_step(&e, 0, 1, POLICY_LEVER_IDLE, 0, 1);
+        s->n_cgroups = 1; /* the job's group is gone, its task with it */
+        s->tasks[0].cgroup = POLICY_NO_CGROUP;
+        cr_assert_eq(ladder_next(s, 10, &e), 4, "a hold from when it went");
+        expect_step(&e, 0, POLICY_NO_CGROUP, POLICY_LEVER_IDLE, 1, 0);
+        cr_expect_eq(ladder_next(s, 10, &e), 0, "nothing of ours left");
+}
+
+Test(policy, ladder_gives_back_when_the_group_is_no_longer_protected) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        PlanEscalation e;
+
+        s->cgroups[JOB].protected = false;
+        s->cgroups[RING].idle = s->cgroups[RING].idle_ours = true;
+        cr_assert_eq(ladder_next(s, 10, &e), 4);
+        expect_step(&e, RING, POLICY_NO_CGROUP, POLICY_LEVER_IDLE, 1, 0);
+}
+
+/* The ring moved off the job's CPUs (its mask too): released whatever the job's pressure. */
+Test(policy, ladder_gives_back_what_no_longer_contends) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        PlanEscalation e;
+
+        s->cgroups[RING].idle = s->cgroups[RING].idle_ours = true;
+        sim_find(s, 20)->cpu = 2;
+        sim_find(s, 21)->cpu = 3;
+        set_mask(s, sim_find(s, 20), "2-3");
+        set_mask(s, sim_find(s, 21), "2-3");
+        cr_assert_eq(ladder_next(s, 10, &e), 4);
+        expect_step(&e, RING, POLICY_NO_CGROUP, POLICY_LEVER_IDLE, 1, 0);
+}
+
+/* A group whose affinity reaches the job's CPU contends even when it last ran elsewhere. */
+Test(policy, ladder_counts_a_contender_whose_mask_reaches_the_protected_cpus) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        PlanEscalation e;
+
+        sim_find(s, 20)->cpu = 2;
+        sim_find(s, 21)->cpu = 3;
+        set_mask(s, sim_find(s, 21), "2-3");
+        cr_assert_eq(ladder_next(s, 10, &e), 4, "task 20 may run on CPU 0");
+        expect_step(&e, RING, JOB, POLICY_LEVER_IDLE, 0, 1);
+}
+
+/* A fresh state (a restarted daemon) goes on from what the snapshot says is ours. */
+Test(policy, ladder_restart_continues_from_the_snapshot) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        PlanEscalation e;
+
+        s->cgroups[RING].idle = s->cgroups[RING].idle_ours = true;
+        s->cgroups[RING].quota_permyriad = 4000;
+        s->cgroups[RING].quota_ours = true;
+        cr_assert_eq(ladder_next(s, 10, &e), 4);
+        expect_step(&e, RING, JOB, POLICY_LEVER_QUOTA, 4000, 2000);
+        s->state = policy_state_free(s->state);
+        s->state = policy_state_new(s->topo);
+        cr_assert_not_null(s->state);
+        cr_assert_eq(ladder_next(s, 10, &e), 4, "the hold restarts, the ladder does not");
+        expect_step(&e, RING, JOB, POLICY_LEVER_QUOTA, 2000, 1000);
+}
+
+/* Latency above its target is above the mark, for the weight and the ladder, and says so. */
+Test(policy, latency_target_raises_the_weight_and_escalates) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        PolicyCgroup *job = &s->cgroups[JOB];
+        _cleanup_plan_ Plan *p = NULL;
+        PlanEscalation e;
+
+        job->pressure_permyriad = 100;
+        job->has_latency = true;
+        job->latency_usec = 2100;
+        cr_expect_eq(ladder_next(s, 10, &e), 0, "no latency target: below the mark");
+        job->weight = 1000; /* it decayed meanwhile */
+        cr_assert_eq(config_set_one(&tunables_schema, &s->t, "latency_target", "1ms", NULL), 0);
+        cr_assert_eq(ladder_next(s, 10, &e), 4);
+        expect_step(&e, RING, JOB, POLICY_LEVER_IDLE, 0, 1);
+        cr_expect_str_eq(e.reason, "latency 2.10 ms > 1.00 ms for 3.0 s at weight_max 1000: "
+                                   "heaviest contender, 1.50 CPUs");
+        /* above its mark for 4 s: a weight under weight_max rises at once */
+        job->weight = 100;
+        p = sim_plan(s);
+        cr_assert_eq(p->n_weights, 1);
+        cr_expect_eq(p->weights[0].to, 150);
+        cr_expect_str_eq(p->weights[0].reason, "latency 2.10 ms > 1.00 ms for 4.0 s: up 50, max "
+                                               "1000");
+}
+
+Test(policy, latency_above_half_its_target_keeps_the_steps) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        PlanEscalation e;
+
+        s->t.latency_target_usec = 1000;
+        s->cgroups[JOB].pressure_permyriad = 100;
+        s->cgroups[JOB].has_latency = true;
+        s->cgroups[JOB].latency_usec = 700;
+        s->cgroups[RING].idle = s->cgroups[RING].idle_ours = true;
+        cr_expect_eq(ladder_next(s, 10, &e), 0);
+        s->cgroups[JOB].latency_usec = 400;
+        cr_assert_eq(ladder_next(s, 10, &e), 4);
+        expect_step(&e, RING, JOB, POLICY_LEVER_IDLE, 1, 0);
+        cr_expect_str_eq(e.reason, "pressure 1.00% < 5.00%, latency 0.40 ms < 0.50 ms for 3.0 s: "
+                                   "lightest contender, 1.50 CPUs");
+}
+
+Test(policy, ladder_is_deterministic_whatever_the_group_order) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        _cleanup_policy_state_ PolicyState *again = policy_state_new(s->topo);
+        PolicyCgroup *other = sim_group(s, "cgbalance.slice/other", false, 100);
+        PolicyCgroup swapped[MAX_GROUPS];
+        PolicyTask tasks[MAX_TASKS];
+        PolicySnapshot snap;
+        uint64_t now = 0;
+
+        cr_assert_not_null(again);
+        other->util_permyriad = 15000; /* as heavy as the ring: the path decides */
+        other->has_idle = true;
+        sim_task(s, 30, 0, BUSY)->cgroup = 2;
+        for (unsigned tick = 0; tick < 4; tick++) {
+                _cleanup_plan_ Plan *p = sim_plan(s), *q = NULL;
+
+                /* the same snapshot with the groups in reverse order */
+                snap = s->snap;
+                for (size_t g = 0; g < s->n_cgroups; g++)
+                        swapped[g] = s->cgroups[s->n_cgroups - 1 - g];
+                for (size_t i = 0; i < s->n_tasks; i++) {
+                        tasks[i] = s->tasks[i];
+                        tasks[i].cgroup = s->n_cgroups - 1 - s->tasks[i].cgroup;
+                }
+                snap.cgroups = swapped;
+                snap.tasks = tasks;
+                now = s->now;
+                cr_assert_eq(policy_plan(again, &snap, s->topo, sim_params(s), now,
+                                         /* force_node_balance= */ false, &q),
+                             0);
+                cr_assert_eq(p->n_escalations, tick == 3 ? 1 : 0, "tick %u", tick);
+                cr_assert_eq(p->n_escalations, q->n_escalations, "tick %u", tick);
+                for (size_t i = 0; i < p->n_escalations; i++) {
+                        cr_expect_eq(p->escalations[i].cgroup, 2, "as heavy: other's path first");
+                        cr_expect_eq(q->escalations[i].cgroup, 0);
+                        cr_expect_eq(p->escalations[i].to, q->escalations[i].to);
+                        cr_expect_str_eq(p->escalations[i].reason, q->escalations[i].reason);
+                }
+                sim_apply(s, p);
+        }
+}
+
 /* ---- contract */
 
 static void expect_same_plan(const Plan *a, const Plan *b) {
         cr_assert_eq(a->n_moves, b->n_moves);
         cr_assert_eq(a->n_weights, b->n_weights);
+        cr_assert_eq(a->n_escalations, b->n_escalations);
+        for (size_t i = 0; i < a->n_escalations; i++) {
+                cr_expect_eq(a->escalations[i].cgroup, b->escalations[i].cgroup);
+                cr_expect_eq(a->escalations[i].for_cgroup, b->escalations[i].for_cgroup);
+                cr_expect_eq(a->escalations[i].lever, b->escalations[i].lever);
+                cr_expect_eq(a->escalations[i].from, b->escalations[i].from);
+                cr_expect_eq(a->escalations[i].to, b->escalations[i].to);
+                cr_expect_str_eq(a->escalations[i].reason, b->escalations[i].reason);
+        }
         cr_expect_eq(a->node_balance_ran, b->node_balance_ran);
         for (size_t i = 0; i < a->n_moves; i++) {
                 cr_expect_eq(a->moves[i].pid, b->moves[i].pid, "move %zu", i);
@@ -1318,6 +1803,52 @@ Test(policy, state_follows_a_topology_with_more_nodes) {
                                  /* force_node_balance= */ false, &p),
                      0);
         cr_expect_eq(p->n_moves, 2);
+}
+
+Test(policy, report_plan_writes_escalation_steps) {
+        PolicyCgroup groups[] = { { .path = "cgbalance.slice/job" },
+                                  { .path = "cgbalance.slice/ring" } };
+        PlanEscalation e[] = {
+                { .cgroup = 1,
+                  .for_cgroup = 0,
+                  .lever = POLICY_LEVER_IDLE,
+                  .to = 1,
+                  .reason = "a" },
+                { .cgroup = 1,
+                  .for_cgroup = 0,
+                  .lever = POLICY_LEVER_QUOTA,
+                  .from = 7500,
+                  .to = 3750,
+                  .reason = "b" },
+                { .cgroup = 1,
+                  .for_cgroup = POLICY_NO_CGROUP,
+                  .lever = POLICY_LEVER_QUOTA,
+                  .from = 3750,
+                  .reason = "c" },
+        };
+        PolicySnapshot snap = { .cgroups = groups, .n_cgroups = ELEMENTSOF(groups) };
+        Plan p = { .escalations = e, .n_escalations = ELEMENTSOF(e) };
+        _cleanup_free_ char *out = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&out, &len);
+
+        cr_assert_not_null(f);
+        report_plan(f, &p, &snap);
+        cr_assert_eq(fclose(f), 0);
+        cr_expect_str_eq(out,
+                         "escalate cgbalance.slice/ring idle 0 -> 1 for cgbalance.slice/job: a\n"
+                         "escalate cgbalance.slice/ring quota 0.75 CPUs -> 0.37 CPUs for "
+                         "cgbalance.slice/job: b\n"
+                         "step back cgbalance.slice/ring quota 0.37 CPUs -> none: c\n");
+}
+
+Test(policy, lever_names_round_trip) {
+        for (PolicyLever l = POLICY_LEVER_IDLE; l < _POLICY_LEVER_MAX; l++)
+                cr_expect_eq(policy_lever_from_string(policy_lever_to_string(l)), l);
+        cr_expect_null(policy_lever_to_string(POLICY_LEVER_NONE));
+        cr_expect_null(policy_lever_to_string(_POLICY_LEVER_MAX));
+        cr_expect_eq(policy_lever_from_string("Idle"), POLICY_LEVER_NONE, "exact names only");
+        cr_expect_eq(policy_lever_from_string(NULL), POLICY_LEVER_NONE);
 }
 
 Test(policy, report_plan_writes_one_line_per_action) {

@@ -34,6 +34,16 @@ Test(tunables, defaults_are_the_documented_ones) {
         cr_expect_eq(t.max_moves_per_tick, 2);
         cr_expect_eq(t.pressure_target_pct, 10);
         cr_expect_eq(t.weight_max, 1000);
+        cr_expect_eq(t.latency_target_usec, 0, "no latency target");
+        cr_expect(t.escalate, "a protected group is a promise");
+        cr_assert_not_null(t.escalate_steps[2]);
+        cr_expect_str_eq(t.escalate_steps[0], "idle");
+        cr_expect_str_eq(t.escalate_steps[1], "quota");
+        cr_expect_str_eq(t.escalate_steps[2], "partition");
+        cr_expect_null(t.escalate_steps[3]);
+        cr_expect_eq(t.escalate_hold_usec, 3000000);
+        cr_expect_eq(t.quota_floor_pct, 10);
+        cr_expect_eq(t.partition_max_cpus, 1);
         tunables_free(&t);
 }
 
@@ -86,6 +96,15 @@ Test(tunables, bad_values_name_file_line_and_key) {
                 { "[weights]\nweight_min = 500\nweight_max = 200\n", "test.conf:2: weight_min:" },
                 { "[balance]\nnode_imbalance = 5\n", "test.conf:2: node_imbalance:" },
                 { "[daemon]\ndry_run = perhaps\n", "test.conf:2: dry_run:" },
+                { "[escalation]\n\nescalate_steps = idle cpuset\n",
+                  "test.conf:3: escalate_steps: \"cpuset\" is not a step: idle, quota or "
+                  "partition" },
+                { "[escalation]\nescalate_steps = idle,quota\n", "test.conf:2: escalate_steps:" },
+                { "[escalation]\nquota_floor = 0\n", "test.conf:2: quota_floor:" },
+                { "[escalation]\nescalate = maybe\n", "test.conf:2: escalate:" },
+                { "[escalation]\nescalate_hold = 2h\n", "test.conf:2: escalate_hold:" },
+                { "[weights]\nlatency_target = 2s\n", "test.conf:2: latency_target:" },
+                { "[escalation]\npartition_max_cpus = -1\n", "test.conf:2: partition_max_cpus:" },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -193,6 +212,14 @@ Test(tunables, policy_params_carry_the_defaults) {
         cr_expect_eq(p.weight_step, 50);
         cr_expect_eq(p.weight_min, 100);
         cr_expect_eq(p.weight_max, 1000);
+        cr_expect_not(p.escalate_lever[POLICY_LEVER_NONE]);
+        cr_expect(p.escalate_lever[POLICY_LEVER_IDLE]);
+        cr_expect(p.escalate_lever[POLICY_LEVER_QUOTA]);
+        cr_expect(p.escalate_lever[POLICY_LEVER_PARTITION]);
+        cr_expect_eq(p.escalate_hold_usec, 3000000);
+        cr_expect_eq(p.quota_floor_pct, 10);
+        cr_expect_eq(p.partition_max_cpus, 1);
+        cr_expect_eq(p.latency_target_usec, 0);
         cr_expect_eq(p.n_nodes, 4);
         for (unsigned i = 0; i < 4; i++)
                 cr_expect_eq(p.node_min_imbalance[i], 4, "auto on node %u: its 4 CPUs", i);
@@ -214,6 +241,62 @@ Test(tunables, policy_params_follow_a_set_key) {
         cr_expect_eq(p.n_nodes, 2);
         cr_expect_eq(p.node_min_imbalance[0], 3, "a number is taken as it is");
         cr_expect_eq(p.node_min_imbalance[1], 3);
+}
+
+/* The escalation keys, from a file as a reload reads them. */
+Test(tunables, policy_params_follow_the_escalation_keys) {
+        static const struct {
+                const char *text;
+                bool idle, quota, partition;
+        } cases[] = {
+                { "[escalation]\nescalate = no\n", false, false, false },
+                { "[escalation]\nescalate_steps = quota\n", false, true, false },
+                { "[escalation]\nescalate_steps = partition idle\n", true, false, true },
+                { "[escalation]\nescalate_steps =\n", false, false, false },
+        };
+        _cleanup_topology_ Topology *topo = synthetic("pack:2 numa:1 core:2 pu:1");
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_(tunables_free) Tunables t = {};
+                ConfigError e = { 0 };
+                PolicyParams p;
+
+                cr_assert_eq(load_text(cases[i].text, &t, &e), 0, "%s", e.message);
+                cr_assert_eq(policy_params_from_tunables(&t, topo, &p), 0);
+                cr_expect_eq(p.escalate_lever[POLICY_LEVER_IDLE], cases[i].idle, "%s",
+                             cases[i].text);
+                cr_expect_eq(p.escalate_lever[POLICY_LEVER_QUOTA], cases[i].quota, "%s",
+                             cases[i].text);
+                cr_expect_eq(p.escalate_lever[POLICY_LEVER_PARTITION], cases[i].partition, "%s",
+                             cases[i].text);
+        }
+}
+
+Test(tunables, policy_params_carry_the_escalation_numbers) {
+        _cleanup_topology_ Topology *topo = synthetic("pack:2 numa:1 core:2 pu:1");
+        _cleanup_(tunables_free) Tunables t = {};
+        ConfigError e = { 0 };
+        PolicyParams p;
+
+        cr_assert_eq(load_text("[weights]\nlatency_target = 2ms\n[escalation]\n"
+                               "escalate_hold = 500ms\nquota_floor = 25%\npartition_max_cpus = 2\n",
+                               &t, &e),
+                     0, "%s", e.message);
+        cr_assert_eq(policy_params_from_tunables(&t, topo, &p), 0);
+        cr_expect_eq(p.latency_target_usec, 2000);
+        cr_expect_eq(p.escalate_hold_usec, 500000);
+        cr_expect_eq(p.quota_floor_pct, 25);
+        cr_expect_eq(p.partition_max_cpus, 2);
+        /* live: SetTunable goes through the same check */
+        cr_expect_eq(config_set_one(&tunables_schema, &t, "escalate_steps", "idle nice", &e),
+                     -EINVAL);
+        cr_expect_str_eq(e.message, "escalate_steps: \"nice\" is not a step: idle, quota or "
+                                    "partition");
+        cr_assert_eq(config_set_one(&tunables_schema, &t, "escalate_steps", "idle", &e), 0, "%s",
+                     e.message);
+        cr_assert_eq(policy_params_from_tunables(&t, topo, &p), 0);
+        cr_expect(p.escalate_lever[POLICY_LEVER_IDLE]);
+        cr_expect_not(p.escalate_lever[POLICY_LEVER_QUOTA]);
 }
 
 Test(tunables, policy_params_auto_is_zero_when_a_node_is_one_core) {

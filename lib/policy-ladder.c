@@ -1,0 +1,435 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The escalation ladder: the levers past the weight (see "The ladder" in policy.h). */
+#include "policy-internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ONE_CPU ((uint64_t) POLICY_LOAD_ONE_CPU)
+
+typedef struct Step {
+        PolicyLever lever;
+        uint32_t from, to;
+} Step;
+
+typedef struct Ladder {
+        const PolicySnapshot *snap;
+        const PolicyParams *p;
+        uint64_t now;
+        const uint32_t *pressure;
+        const LadderHold *old;
+        LadderHold *holds;
+        Plan *plan;
+        size_t *prot; /* the protected groups that escalate, in path order */
+        size_t n_prot;
+        bool *eligible; /* by group: may be a contender (not protected, not holding or in one) */
+        bool *contends; /* [g * n_prot + j]: group g contends with protected group prot[j] */
+        bool *stepped; /* by group: has its step in this plan */
+} Ladder;
+
+static void ladder_done(Ladder *l) {
+        free(l->prot);
+        free(l->eligible);
+        free(l->contends);
+        free(l->stepped);
+}
+
+static const PolicyCgroup *group(const Ladder *l, size_t g) {
+        return &l->snap->cgroups[g];
+}
+
+static bool escalating(const PolicyParams *p) {
+        for (PolicyLever v = POLICY_LEVER_NONE + 1; v < _POLICY_LEVER_MAX; v++)
+                if (p->escalate_lever[v])
+                        return true;
+        return false;
+}
+
+/* path is below (inside) dir. */
+static bool path_below(const char *path, const char *dir) {
+        size_t n = strlen(dir);
+
+        return strncmp(path, dir, n) == 0 && path[n] == '/';
+}
+
+bool plan_escalation_is_up(const PlanEscalation *e) {
+        if (e->lever == POLICY_LEVER_QUOTA)
+                return e->to > 0 && (e->from == 0 || e->to < e->from);
+        return e->to > e->from;
+}
+
+/* ---- steps: read from what the group has now, so a restart goes on from the record */
+
+static uint32_t quota_floor(const Ladder *l) {
+        uint64_t f = (uint64_t) l->p->quota_floor_pct * 100;
+
+        return (uint32_t) (f == 0 ? 1 : f > UINT32_MAX ? UINT32_MAX : f);
+}
+
+/* The next step up on g, or lever NONE when it has none left. */
+static Step next_up(const Ladder *l, size_t g) {
+        const PolicyCgroup *cg = group(l, g);
+        uint32_t floor = quota_floor(l), q = cg->quota_permyriad;
+
+        if (l->p->escalate_lever[POLICY_LEVER_IDLE] && cg->has_idle && !cg->idle)
+                return (Step){ POLICY_LEVER_IDLE, 0, 1 };
+        if (l->p->escalate_lever[POLICY_LEVER_QUOTA]) {
+                if (q == 0)
+                        return (Step){ POLICY_LEVER_QUOTA, 0,
+                                       cg->util_permyriad / 2 > floor ? cg->util_permyriad / 2
+                                                                      : floor };
+                /* a limit someone else set is theirs: never changed */
+                if (cg->quota_ours && q > floor)
+                        return (Step){ POLICY_LEVER_QUOTA, q, q / 2 > floor ? q / 2 : floor };
+        }
+        /* POLICY_LEVER_PARTITION: not yet implemented, no step */
+        return (Step){ POLICY_LEVER_NONE, 0, 0 };
+}
+
+/*
+ * The next step back on g (the reverse of the way up), or lever NONE when nothing of ours is
+ * left: a limit doubles while it binds (the group was throttled or used 90% of it) and stays
+ * under the machine's CPUs, else goes.
+ */
+static Step next_back(const Ladder *l, size_t g) {
+        const PolicyCgroup *cg = group(l, g);
+        uint64_t q = cg->quota_permyriad;
+
+        if (cg->quota_ours && q > 0) {
+                bool binds =
+                        cg->throttled_permyriad > 0 || (uint64_t) cg->util_permyriad * 10 >= q * 9;
+                uint64_t to = binds && 2 * q < l->snap->n_cpus * ONE_CPU ? 2 * q : 0;
+
+                return (Step){ POLICY_LEVER_QUOTA, (uint32_t) q, (uint32_t) to };
+        }
+        if (cg->idle_ours && cg->idle)
+                return (Step){ POLICY_LEVER_IDLE, 1, 0 };
+        return (Step){ POLICY_LEVER_NONE, 0, 0 };
+}
+
+static bool has_ours(const Ladder *l, size_t g) {
+        return next_back(l, g).lever != POLICY_LEVER_NONE;
+}
+
+/* ---- who contends with whom */
+
+static int cmp_path(const void *a, const void *b, void *userdata) {
+        const PolicySnapshot *snap = userdata;
+
+        return strcmp(snap->cgroups[*(const size_t *) a].path,
+                      snap->cgroups[*(const size_t *) b].path);
+}
+
+/* The protected groups that escalate, in path order; the unprotected groups, as contenders. */
+static int ladder_groups(Ladder *l) {
+        size_t n = l->snap->n_cgroups;
+        bool on = escalating(l->p);
+
+        l->prot = calloc(n ? n : 1, sizeof *l->prot);
+        l->eligible = calloc(n ? n : 1, sizeof *l->eligible);
+        l->stepped = calloc(n ? n : 1, sizeof *l->stepped);
+        if (!l->prot || !l->eligible || !l->stepped)
+                return -ENOMEM;
+        for (size_t g = 0; g < n; g++) {
+                l->eligible[g] = !group(l, g)->protected;
+                if (on && group(l, g)->protected)
+                        l->prot[l->n_prot++] = g;
+        }
+        qsort_r(l->prot, l->n_prot, sizeof *l->prot, cmp_path, (void *) l->snap);
+        return 0;
+}
+
+/* Groups that hold a protected group or are inside one are no contenders (paths compared only
+ * on ticks that need contention: most ticks do not). */
+static void ladder_eligible(Ladder *l) {
+        size_t n = l->snap->n_cgroups;
+
+        for (size_t g = 0; g < n; g++) {
+                if (!group(l, g)->protected)
+                        continue;
+                for (size_t h = 0; h < n; h++)
+                        if (l->eligible[h] && (path_below(group(l, g)->path, group(l, h)->path) ||
+                                               path_below(group(l, h)->path, group(l, g)->path)))
+                                l->eligible[h] = false;
+        }
+}
+
+static bool task_in(const Ladder *l, const PolicyTask *k) {
+        return k->cgroup != POLICY_NO_CGROUP && k->cgroup < l->snap->n_cgroups;
+}
+
+static bool cpu_known(const Ladder *l, const PolicyTask *k) {
+        return k->cpu >= 0 && (unsigned) k->cpu < l->snap->n_cpus;
+}
+
+/* contends[]: the CPUs each protected group's tasks last ran on, then who ran or may run there. */
+static int ladder_contention(Ladder *l) {
+        size_t n = l->snap->n_cgroups, np = l->n_prot;
+        _cleanup_free_ CpuMask **cpus = calloc(np ? np : 1, sizeof *cpus);
+        _cleanup_free_ size_t *index = malloc((n ? n : 1) * sizeof *index);
+        int r = -ENOMEM;
+
+        l->contends = calloc(n * np > 0 ? n * np : 1, sizeof *l->contends);
+        if (!cpus || !index || !l->contends)
+                return -ENOMEM;
+        ladder_eligible(l);
+        for (size_t g = 0; g < n; g++)
+                index[g] = SIZE_MAX;
+        for (size_t j = 0; j < np; j++) {
+                index[l->prot[j]] = j;
+                cpus[j] = cpumask_new(l->snap->n_cpus);
+                if (!cpus[j])
+                        goto out;
+        }
+        for (size_t i = 0; i < l->snap->n_tasks; i++) {
+                const PolicyTask *k = &l->snap->tasks[i];
+
+                if (task_in(l, k) && index[k->cgroup] != SIZE_MAX && cpu_known(l, k))
+                        (void) cpumask_set(cpus[index[k->cgroup]], (unsigned) k->cpu);
+        }
+        for (size_t i = 0; i < l->snap->n_tasks; i++) {
+                const PolicyTask *k = &l->snap->tasks[i];
+
+                if (!task_in(l, k) || !l->eligible[k->cgroup] ||
+                    group(l, k->cgroup)->util_permyriad == 0)
+                        continue;
+                for (size_t j = 0; j < np; j++) {
+                        bool *c = &l->contends[k->cgroup * np + j];
+
+                        if (!*c)
+                                *c = (cpu_known(l, k) &&
+                                      cpumask_isset(cpus[j], (unsigned) k->cpu)) ||
+                                     (k->allowed && policy_masks_intersect(cpus[j], k->allowed));
+                }
+        }
+        r = 0;
+out:
+        for (size_t j = 0; j < np; j++)
+                cpumask_free(cpus[j]);
+        return r;
+}
+
+static bool contends(const Ladder *l, size_t g, size_t j) {
+        return l->contends[g * l->n_prot + j];
+}
+
+/* ---- modes and holds */
+
+static LadderMode protected_mode(const Ladder *l, size_t g) {
+        const PolicyCgroup *cg = group(l, g);
+        PolicyLevel level = policy_group_level(cg, l->pressure[g], l->p);
+
+        if (cg->throttled_permyriad > POLICY_THROTTLED_PERMYRIAD)
+                return LADDER_THROTTLED;
+        if (level == POLICY_LEVEL_ABOVE && cg->weight >= l->p->weight_max)
+                return LADDER_UP;
+        if (level == POLICY_LEVEL_BELOW)
+                return LADDER_DOWN;
+        return LADDER_NONE;
+}
+
+/* Something of ours on g, and no escalating protected group it contends with. */
+static bool orphan(const Ladder *l, size_t g) {
+        if (!has_ours(l, g))
+                return false;
+        if (!l->eligible[g])
+                return true;
+        for (size_t j = 0; j < l->n_prot; j++)
+                if (contends(l, g, j))
+                        return false;
+        return true;
+}
+
+static void hold(Ladder *l, size_t g, LadderMode mode) {
+        const LadderHold *o = &l->old[g];
+
+        l->holds[g] = (LadderHold){ .mode = mode,
+                                    .since_usec = o->mode == mode && o->since_usec <= l->now
+                                                          ? o->since_usec
+                                                          : l->now };
+}
+
+static bool held(const Ladder *l, size_t g) {
+        return l->holds[g].mode != LADDER_NONE &&
+               l->now - l->holds[g].since_usec >= l->p->escalate_hold_usec;
+}
+
+/* ---- steps into the plan */
+
+static PlanEscalation *add_step(Ladder *l, size_t g, size_t for_g, Step st) {
+        PlanEscalation *e = &l->plan->escalations[l->plan->n_escalations++];
+
+        *e = (PlanEscalation){
+                .cgroup = g, .for_cgroup = for_g, .lever = st.lever, .from = st.from, .to = st.to
+        };
+        l->stepped[g] = true;
+        return e;
+}
+
+/* Heaviest first: util, then path. */
+static bool heavier(const Ladder *l, size_t a, size_t b) {
+        uint32_t ua = group(l, a)->util_permyriad, ub = group(l, b)->util_permyriad;
+
+        return ua != ub ? ua > ub : strcmp(group(l, a)->path, group(l, b)->path) < 0;
+}
+
+static void step_up(Ladder *l, size_t j) {
+        size_t pg = l->prot[j], best = SIZE_MAX;
+        char level[128], h[32], u[32];
+        PlanEscalation *e;
+
+        for (size_t g = 0; g < l->snap->n_cgroups; g++)
+                if (contends(l, g, j) && !l->stepped[g] &&
+                    next_up(l, g).lever != POLICY_LEVER_NONE &&
+                    (best == SIZE_MAX || heavier(l, g, best)))
+                        best = g;
+        if (best == SIZE_MAX)
+                return; /* the ladder is at its end */
+        e = add_step(l, best, pg, next_up(l, best));
+        policy_level_text(group(l, pg), l->pressure[pg], l->p, POLICY_LEVEL_ABOVE, level,
+                          sizeof level);
+        (void) snprintf(e->reason, sizeof e->reason,
+                        "%s for %s at weight_max %" PRIu64 ": heaviest contender, %s CPUs", level,
+                        policy_fmt_usec(h, l->now - l->holds[pg].since_usec), l->p->weight_max,
+                        policy_fmt_load(u, group(l, best)->util_permyriad));
+        l->holds[pg].since_usec = l->now;
+}
+
+/* g contends with a protected group, other than prot[j], that is not below its mark. */
+static bool needed_elsewhere(const Ladder *l, size_t g, size_t j) {
+        for (size_t k = 0; k < l->n_prot; k++) {
+                LadderMode m = l->holds[l->prot[k]].mode;
+
+                if (k != j && contends(l, g, k) && m != LADDER_DOWN && m != LADDER_THROTTLED)
+                        return true;
+        }
+        return false;
+}
+
+static void step_back(Ladder *l, size_t j) {
+        size_t pg = l->prot[j], best = SIZE_MAX;
+        const PolicyCgroup *p = group(l, pg);
+        char level[128], h[32], t[32];
+        PlanEscalation *e;
+
+        for (size_t g = 0; g < l->snap->n_cgroups; g++)
+                if (contends(l, g, j) && !l->stepped[g] && has_ours(l, g) &&
+                    !needed_elsewhere(l, g, j) && (best == SIZE_MAX || heavier(l, best, g)))
+                        best = g;
+        if (best == SIZE_MAX)
+                return;
+        e = add_step(l, best, pg, next_back(l, best));
+        policy_fmt_usec(h, l->now - l->holds[pg].since_usec);
+        if (l->holds[pg].mode == LADDER_THROTTLED)
+                (void) snprintf(e->reason, sizeof e->reason,
+                                "throttled %s%% of the time by its own quota for %s: its pressure "
+                                "is its limit, not contention",
+                                policy_fmt_load(t, (uint64_t) p->throttled_permyriad * 100), h);
+        else {
+                policy_level_text(p, l->pressure[pg], l->p, POLICY_LEVEL_BELOW, level,
+                                  sizeof level);
+                (void) snprintf(e->reason, sizeof e->reason,
+                                "%s for %s: lightest contender, %s CPUs", level, h,
+                                policy_fmt_load(t, group(l, best)->util_permyriad));
+        }
+        l->holds[pg].since_usec = l->now;
+}
+
+static void release(Ladder *l, size_t g) {
+        const PolicyCgroup *cg = group(l, g);
+        PlanEscalation *e = add_step(l, g, POLICY_NO_CGROUP, next_back(l, g));
+        const char *why = !escalating(l->p) ? "escalation is off"
+                          : cg->protected   ? "it is protected now"
+                          : !l->eligible[g] ? "it holds or is in a protected group"
+                                            : "it contends with no protected group";
+        char h[32];
+
+        (void) snprintf(e->reason, sizeof e->reason, "%s, for %s: giving back", why,
+                        policy_fmt_usec(h, l->now - l->holds[g].since_usec));
+        l->holds[g].since_usec = l->now;
+}
+
+static void ladder_act(Ladder *l, const size_t *order) {
+        if (!l->contends) /* nothing of ours, nothing to step up */
+                return;
+        for (size_t j = 0; j < l->n_prot; j++) {
+                size_t g = l->prot[j];
+
+                if (!held(l, g))
+                        continue;
+                if (l->holds[g].mode == LADDER_UP)
+                        step_up(l, j);
+                else
+                        step_back(l, j);
+        }
+        for (size_t i = 0; order && i < l->snap->n_cgroups; i++)
+                if (l->holds[order[i]].mode == LADDER_RELEASE && held(l, order[i]) &&
+                    !l->stepped[order[i]])
+                        release(l, order[i]);
+}
+
+/* Each group's mode and hold; contention is computed only when a step may need it. */
+static int ladder_modes(Ladder *l, bool any_ours) {
+        bool need = any_ours;
+        int r;
+
+        for (size_t j = 0; j < l->n_prot; j++) {
+                size_t g = l->prot[j];
+
+                if (has_ours(l, g))
+                        continue; /* released first: see below */
+                hold(l, g, protected_mode(l, g));
+                need = need || (l->holds[g].mode == LADDER_UP && held(l, g));
+        }
+        if (!need)
+                return 0;
+        r = ladder_contention(l);
+        if (r < 0)
+                return r;
+        for (size_t g = 0; g < l->snap->n_cgroups; g++)
+                if (orphan(l, g))
+                        hold(l, g, LADDER_RELEASE);
+        return 0;
+}
+
+int policy_ladder_plan(const PolicySnapshot *snap, const PolicyParams *p, uint64_t now_usec,
+                       const uint32_t *pressure, const LadderHold *old, LadderHold *ret_holds,
+                       Plan *plan) {
+        _cleanup_(ladder_done) Ladder l = { .snap = snap,
+                                            .p = p,
+                                            .now = now_usec,
+                                            .pressure = pressure,
+                                            .old = old,
+                                            .holds = ret_holds,
+                                            .plan = plan };
+        _cleanup_free_ size_t *order = NULL;
+        size_t n = snap->n_cgroups;
+        bool any_ours = false, any_prot = false;
+        int r;
+
+        for (size_t g = 0; g < n; g++) {
+                ret_holds[g] = (LadderHold){ .mode = LADDER_NONE, .since_usec = now_usec };
+                any_ours = any_ours || has_ours(&l, g);
+                any_prot = any_prot || (escalating(p) && snap->cgroups[g].protected);
+        }
+        if (!any_ours && !any_prot) /* the common case: nothing to escalate, nothing of ours */
+                return 0;
+        r = ladder_groups(&l);
+        if (r >= 0)
+                r = ladder_modes(&l, any_ours);
+        if (r < 0)
+                return r;
+        if (any_ours) {
+                order = malloc(n * sizeof *order);
+                if (!order)
+                        return -ENOMEM;
+                for (size_t g = 0; g < n; g++)
+                        order[g] = g;
+                qsort_r(order, n, sizeof *order, cmp_path, (void *) snap);
+        }
+        ladder_act(&l, order);
+        return 0;
+}
