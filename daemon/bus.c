@@ -1140,7 +1140,7 @@ static void bus_emit_lever_changed(Bus *b, const Event *e) {
         if (!path || !for_path || !why)
                 return;
         r = sd_bus_emit_signal(b->bus, CGB_BUS_PATH, CGB_BUS_INTERFACE, "LeverChanged", "ssttss",
-                               path, event_lever_to_string(e->lever), (uint64_t) e->old_value,
+                               path, policy_lever_to_string(e->lever), (uint64_t) e->old_value,
                                (uint64_t) e->new_value, for_path, why);
         if (r < 0)
                 log_debug_errno(r, "Failed to emit LeverChanged: %m");

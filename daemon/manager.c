@@ -428,7 +428,7 @@ static void on_action(const ActuatorEvent *a, void *userdata) {
                 escalation_changed(m, a);
                 (void) snprintf(subject, sizeof subject, "%s", a->cgroup);
                 (void) snprintf(text, sizeof text, "%s %" PRIu64 " -> %" PRIu64 "%s%s: %s",
-                                event_lever_to_string(a->lever), a->old_value, a->new_value,
+                                policy_lever_to_string(a->lever), a->old_value, a->new_value,
                                 a->for_cgroup ? " for " : "", a->for_cgroup ? a->for_cgroup : "",
                                 a->reason);
         } else {
@@ -534,11 +534,23 @@ static void manager_check_steering(Manager *m, uint64_t now) {
         m->steering = s;
 }
 
+/* The params a plan is made with: the configuration's, less the levers the scheduler in charge
+ * ignores (a sched_ext one: cpu.weight and cpu.idle). */
+static const PolicyParams *manager_params(const Manager *m, PolicyParams *buf) {
+        if (!steering_sched_ext_active(&m->steering))
+                return &m->params;
+        *buf = m->params;
+        buf->weights_ignored = true;
+        buf->escalate_lever[POLICY_LEVER_IDLE] = false;
+        return buf;
+}
+
 /* One tick: sample, plan, act. Failures of one tick are logged; the loop goes on. */
 static void manager_tick(Manager *m, uint64_t now, bool force_node_balance) {
         char loads[256];
         size_t n_moves, n_weights, n_levers;
         _cleanup_plan_ Plan *plan = NULL;
+        PolicyParams params;
         const PolicySnapshot *snap;
         const SamplerSystem *sys;
         int r;
@@ -553,7 +565,8 @@ static void manager_tick(Manager *m, uint64_t now, bool force_node_balance) {
                 log_warning_errno(r, "Failed to sample, skipping this tick: %m");
                 return;
         }
-        r = policy_plan(m->policy, snap, m->topo, &m->params, now, force_node_balance, &plan);
+        r = policy_plan(m->policy, snap, m->topo, manager_params(m, &params), now,
+                        force_node_balance, &plan);
         if (r < 0) {
                 log_warning_errno(r, "Failed to plan, skipping this tick: %m");
                 return;
@@ -845,7 +858,9 @@ int manager_dump_topology(Manager *m, FILE *f) {
  */
 static int manager_plan_steady(Manager *m, const PolicySnapshot *snap, uint64_t now, FILE *f) {
         const Tunables *t = &m->tunables;
-        uint64_t hold = MAX(t->node_imbalance_hold_usec, t->pressure_hold_usec);
+        uint64_t hold = MAX(MAX(t->node_imbalance_hold_usec, t->pressure_hold_usec),
+                            m->params.escalate_hold_usec);
+        PolicyParams params;
         uint64_t ticks =
                 hold / t->interval_usec + MAX(t->idle_node_multiplier, t->busy_node_multiplier) + 1;
 
@@ -853,14 +868,14 @@ static int manager_plan_steady(Manager *m, const PolicySnapshot *snap, uint64_t 
                 _cleanup_plan_ Plan *plan = NULL;
                 int r;
 
-                r = policy_plan(m->policy, snap, m->topo, &m->params, now + i * t->interval_usec,
-                                /* force_node_balance= */ false, &plan);
+                r = policy_plan(m->policy, snap, m->topo, manager_params(m, &params),
+                                now + i * t->interval_usec, /* force_node_balance= */ false, &plan);
                 if (r < 0)
                         return r;
-                if (plan->n_moves + plan->n_weights > 0 || i == ticks) {
+                if (plan->n_moves + plan->n_weights + plan->n_escalations > 0 || i == ticks) {
                         fprintf(f, "\nplan (after %" PRIu64 " ticks of this sample):\n", i + 1);
                         report_plan(f, plan, snap);
-                        if (plan->n_moves + plan->n_weights == 0)
+                        if (plan->n_moves + plan->n_weights + plan->n_escalations == 0)
                                 fputs("nothing to do: balanced, idle, or nothing managed\n", f);
                         return 0;
                 }
@@ -1009,7 +1024,7 @@ int manager_dump(Manager *m, char **ret) {
                 report_snapshot(f, m->snap, sys, m->topo, &m->layout);
                 fputs("\nplan:\n", f);
                 report_plan(f, m->plan, m->snap);
-                if (m->plan && m->plan->n_moves + m->plan->n_weights == 0)
+                if (m->plan && m->plan->n_moves + m->plan->n_weights + m->plan->n_escalations == 0)
                         fputs("nothing to do\n", f);
         } else
                 fputs("no tick yet\n", f);

@@ -30,18 +30,8 @@ static const char *const kind_names[] = {
         [EVENT_LEVER_CHANGED] = "lever-changed",
 };
 
-static const char *const lever_names[] = {
-        [POLICY_LEVER_IDLE] = "idle",
-        [POLICY_LEVER_QUOTA] = "quota",
-        [POLICY_LEVER_PARTITION] = "partition",
-};
-
 const char *event_kind_to_string(EventKind k) {
         return (size_t) k < ELEMENTSOF(kind_names) ? kind_names[k] : NULL;
-}
-
-const char *event_lever_to_string(PolicyLever l) {
-        return (size_t) l < ELEMENTSOF(lever_names) ? lever_names[l] : NULL;
 }
 
 /* A string member fits: NUL-terminated within size bytes, at least min bytes long. */
@@ -72,7 +62,7 @@ static bool event_ok(const Event *e) {
                 return e->pid > 0 && text_ok(e->comm, sizeof e->comm, 1) && e->from_node >= 0 &&
                        e->to_node >= 0;
         if (e->kind == EVENT_LEVER_CHANGED)
-                return cgroup_ok(e->cgroup) && event_lever_to_string(e->lever) &&
+                return cgroup_ok(e->cgroup) && policy_lever_to_string(e->lever) &&
                        lever_value_ok(e->lever, e->old_value) &&
                        lever_value_ok(e->lever, e->new_value) &&
                        text_ok(e->for_cgroup, sizeof e->for_cgroup, 0) &&
@@ -104,7 +94,7 @@ int event_format(const Event *e, char **ret) {
                 fprintf(f,
                         ",\"lever\":\"%s\",\"old_value\":%" PRIu32 ",\"new_value\":%" PRIu32
                         ",\"for_cgroup\":",
-                        event_lever_to_string(e->lever), e->old_value, e->new_value);
+                        policy_lever_to_string(e->lever), e->old_value, e->new_value);
                 json_write_quoted(f, e->for_cgroup);
         } else {
                 fputs(",\"cgroup\":", f);
@@ -186,10 +176,7 @@ static bool parse_lever(json_object *o, Event *e) {
         if (!json_object_object_get_ex(o, "lever", &v) || !json_object_is_type(v, json_type_string))
                 return false;
         name = json_object_get_string(v);
-        e->lever = POLICY_LEVER_NONE;
-        for (size_t i = 0; i < ELEMENTSOF(lever_names); i++)
-                if (lever_names[i] && streq(name, lever_names[i]))
-                        e->lever = (PolicyLever) i;
+        e->lever = policy_lever_from_string(name);
         if (e->lever == POLICY_LEVER_NONE || !get_int(o, "old_value", 0, EVENT_QUOTA_MAX, &old_v) ||
             !get_int(o, "new_value", 0, EVENT_QUOTA_MAX, &new_v) ||
             !lever_value_ok(e->lever, (uint64_t) old_v) ||

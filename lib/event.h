@@ -83,9 +83,6 @@ typedef struct Event {
 
 /* "task-moved", "weight-changed", "lever-changed"; NULL for anything else. */
 const char *event_kind_to_string(EventKind k);
-/* "idle", "quota", "partition" (the names of the event's lever member, the bus's and
- * cgbalancectl's); NULL for anything else. */
-const char *event_lever_to_string(PolicyLever l);
 
 /*
  * Pure: e as one line (the format above, '\n' at its end) in *ret (caller frees). Only the

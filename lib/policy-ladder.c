@@ -224,7 +224,8 @@ static LadderMode protected_mode(const Ladder *l, size_t g) {
 
         if (cg->throttled_permyriad > POLICY_THROTTLED_PERMYRIAD)
                 return LADDER_THROTTLED;
-        if (level == POLICY_LEVEL_ABOVE && cg->weight >= l->p->weight_max)
+        if (level == POLICY_LEVEL_ABOVE &&
+            (cg->weight >= l->p->weight_max || l->p->weights_ignored))
                 return LADDER_UP;
         if (level == POLICY_LEVEL_BELOW)
                 return LADDER_DOWN;

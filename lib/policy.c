@@ -640,7 +640,7 @@ static int plan_weights(Ctx *c, const PolicyState *s, GroupState **ret, LadderHo
                         groups_free(groups, g);
                         return -ENOMEM;
                 }
-                if (to == cg->weight)
+                if (to == cg->weight || c->p->weights_ignored)
                         continue;
                 groups[g].since_usec = c->now; /* one step per hold */
                 PlanWeight *w = &c->plan->weights[c->plan->n_weights++];

@@ -185,6 +185,9 @@ typedef struct PolicyParams {
          * how long pressure must hold before each step, the lowest bandwidth limit, the most CPUs
          * a partition reserves */
         bool escalate_lever[_POLICY_LEVER_MAX]; /* [POLICY_LEVER_NONE] unused */
+        /* The scheduler ignores cpu.weight (a sched_ext one is loaded): no weight is changed, and
+         * the ladder does not wait for weight_max. The daemon also clears escalate_lever's idle. */
+        bool weights_ignored;
         uint64_t escalate_hold_usec;
         unsigned quota_floor_pct; /* percent of one CPU */
         unsigned partition_max_cpus;

@@ -151,11 +151,11 @@ Test(event, the_format_is_the_documented_one) {
         cr_expect_str_eq(event_kind_to_string(EVENT_LEVER_CHANGED), "lever-changed");
         cr_expect_null(event_kind_to_string(0));
         cr_expect_null(event_kind_to_string(4));
-        cr_expect_str_eq(event_lever_to_string(POLICY_LEVER_IDLE), "idle");
-        cr_expect_str_eq(event_lever_to_string(POLICY_LEVER_QUOTA), "quota");
-        cr_expect_str_eq(event_lever_to_string(POLICY_LEVER_PARTITION), "partition");
-        cr_expect_null(event_lever_to_string(POLICY_LEVER_NONE));
-        cr_expect_null(event_lever_to_string(_POLICY_LEVER_MAX));
+        cr_expect_str_eq(policy_lever_to_string(POLICY_LEVER_IDLE), "idle");
+        cr_expect_str_eq(policy_lever_to_string(POLICY_LEVER_QUOTA), "quota");
+        cr_expect_str_eq(policy_lever_to_string(POLICY_LEVER_PARTITION), "partition");
+        cr_expect_null(policy_lever_to_string(POLICY_LEVER_NONE));
+        cr_expect_null(policy_lever_to_string(_POLICY_LEVER_MAX));
 }
 
 Test(event, a_lever_change_is_the_documented_line) {

@@ -56,6 +56,7 @@ typedef struct Sim {
         PolicySnapshot snap;
         uint64_t now;
         size_t moves; /* applied so far */
+        bool sched_ext; /* as cgbalanced plans under one: weights_ignored, no idle lever */
 } Sim;
 
 static Sim *sim_new_topology(Topology *topo) {
@@ -197,6 +198,10 @@ static const PolicySnapshot *sim_snapshot(Sim *s) {
 /* The policy's numbers from s->t, built as the daemon builds them at each reload. */
 static const PolicyParams *sim_params(Sim *s) {
         cr_assert_eq(policy_params_from_tunables(&s->t, s->topo, &s->params), 0);
+        if (s->sched_ext) {
+                s->params.weights_ignored = true;
+                s->params.escalate_lever[POLICY_LEVER_IDLE] = false;
+        }
         return &s->params;
 }
 
@@ -1294,6 +1299,20 @@ Test(policy, ladder_waits_for_weight_max) {
          * ends at tick 20 */
         cr_expect_eq(ladder_next(s, 30, &e), 20);
         expect_step(&e, RING, JOB, POLICY_LEVER_IDLE, 0, 1);
+}
+
+/* Under a sched_ext scheduler cpu.weight and cpu.idle do nothing: no weight step, and the
+ * ladder goes to the quota without waiting for a weight_max it cannot reach. */
+Test(policy, weights_ignored_changes_no_weight_and_escalates_from_any_weight) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        PlanEscalation e;
+
+        s->sched_ext = true;
+        s->cgroups[JOB].weight = 100;
+        s->t.weight_step = 100;
+        cr_assert_eq(ladder_next(s, 10, &e), 4);
+        expect_step(&e, RING, JOB, POLICY_LEVER_QUOTA, 0, 7500);
+        cr_expect_eq(s->cgroups[JOB].weight, 100, "the weight was changed");
 }
 
 Test(policy, ladder_quota_first_step_is_half_the_use) {
