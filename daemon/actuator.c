@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cgroup-levers.h"
 #include "log.h"
 #include "proc.h"
 
@@ -27,6 +28,7 @@ struct Actuator {
         char **warned; /* groups whose write errors were logged already */
         size_t n_warned;
         bool warned_migrate_eperm; /* a refused memory move was logged already */
+        bool warned_partition; /* a plan's partition step was logged already */
         ActuatorCounters counters;
         ActuatorObserver observer;
         void *observer_data;
@@ -218,8 +220,52 @@ static void warned_forget(Actuator *a, const char *path) {
                 }
 }
 
-/* A group's weight could not be read or written: counted; logged once until it works again. */
-static void weight_failed(Actuator *a, const char *path, int r, const char *what) {
+/*
+ * What the actuator changes on a group, per attribute of the record, in the record's units:
+ * native weight, cpu.idle 0 or 1, quota usec (0: no limit). name is for the log.
+ */
+typedef struct Knob {
+        const char *name;
+        int (*get)(const CgroupLayout *l, const char *path, uint64_t *ret);
+        int (*set)(const CgroupLayout *l, const char *path, uint64_t v);
+} Knob;
+
+static int idle_get(const CgroupLayout *l, const char *path, uint64_t *ret) {
+        bool idle;
+        int r = cgroup_get_cpu_idle(l, path, &idle);
+
+        if (r >= 0)
+                *ret = idle;
+        return r;
+}
+
+static int idle_set(const CgroupLayout *l, const char *path, uint64_t v) {
+        return v > 1 ? -ERANGE : cgroup_set_cpu_idle(l, path, v == 1);
+}
+
+static int quota_get(const CgroupLayout *l, const char *path, uint64_t *ret) {
+        return cgroup_get_cpu_quota(l, path, ret, NULL);
+}
+
+static const Knob knobs[_RECORD_CGROUP_ATTR_MAX] = {
+        [RECORD_CGROUP_WEIGHT] = { "CPU weight", cgroup_get_cpu_weight_native,
+                                   cgroup_set_cpu_weight_native },
+        [RECORD_CGROUP_IDLE] = { "cpu.idle", idle_get, idle_set },
+        [RECORD_CGROUP_QUOTA] = { "CPU quota", quota_get, cgroup_set_cpu_quota },
+};
+
+/* A value of attr as the log shows it: a quota of 0 is "max" (no limit), as cpu.max says. */
+static const char *knob_value(RecordCgroupAttr attr, uint64_t v, char buf[static 32]) {
+        if (attr == RECORD_CGROUP_QUOTA && v == CGROUP_QUOTA_NONE)
+                return "max";
+        (void) snprintf(buf, 32, "%" PRIu64, v);
+        return buf;
+}
+
+/* A group's attr could not be read or written: counted; logged once until it works again. */
+static void cgroup_failed(Actuator *a, const char *path, RecordCgroupAttr attr, int r,
+                          const char *what) {
+        const char *name = knobs[attr].name;
         char **w;
         char *p;
 
@@ -230,19 +276,19 @@ static void weight_failed(Actuator *a, const char *path, int r, const char *what
         }
         a->counters.errors++;
         if (warned_about(a, path)) {
-                log_debug_errno(r, "Failed to %s the CPU weight of %s again: %m", what, path);
+                log_debug_errno(r, "Failed to %s the %s of %s again: %m", what, name, path);
                 return;
         }
         if (r == -EROFS)
                 /* The service unit's ProtectControlGroups= leaves only its ReadWritePaths=
                  * writable. */
                 log_warning_errno(r,
-                                  "Failed to %s the CPU weight of %s, ignoring: %m; under "
+                                  "Failed to %s the %s of %s, ignoring: %m; under "
                                   "systemd the unit's ReadWritePaths= must include the group "
                                   "(see cgbalanced(8), SERVICE)",
-                                  what, path);
+                                  what, name, path);
         else
-                log_warning_errno(r, "Failed to %s the CPU weight of %s, ignoring: %m", what, path);
+                log_warning_errno(r, "Failed to %s the %s of %s, ignoring: %m", what, name, path);
         p = strdup(path);
         w = p ? reallocarray(a->warned, a->n_warned + 1, sizeof *w) : NULL;
         if (!w) {
@@ -323,6 +369,15 @@ const ActuatorCounters *actuator_counters(const Actuator *a) {
 
 /* ---- apply: dry run */
 
+static const char *lever_name(PolicyLever lever) {
+        switch (lever) {
+        case POLICY_LEVER_IDLE: return "idle";
+        case POLICY_LEVER_QUOTA: return "quota";
+        case POLICY_LEVER_PARTITION: return "partition";
+        default: return "none";
+        }
+}
+
 static const char *snapshot_comm(const PolicySnapshot *snap, pid_t pid, uint64_t starttime) {
         for (size_t i = 0; i < snap->n_tasks; i++)
                 if (snap->tasks[i].pid == pid && snap->tasks[i].starttime_ticks == starttime)
@@ -353,6 +408,15 @@ static void log_dry_run(const Plan *plan, const PolicySnapshot *snap) {
 
                 log_info("Would set the weight of %s %" PRIu32 " -> %" PRIu32 ": %s",
                          path ? path : "?", w->from, w->to, w->reason);
+        }
+        for (size_t i = 0; i < plan->n_escalations; i++) {
+                const PlanEscalation *e = &plan->escalations[i];
+                const char *path = snapshot_cgroup_path(snap, e->cgroup),
+                           *for_path = snapshot_cgroup_path(snap, e->for_cgroup);
+
+                log_info("Would set the %s lever of %s %" PRIu32 " -> %" PRIu32 " for %s: %s",
+                         lever_name(e->lever), path ? path : "?", e->from, e->to,
+                         for_path ? for_path : "no group", e->reason);
         }
 }
 
@@ -508,6 +572,7 @@ static int set_all_threads(const Actuator *a, pid_t pid, const CpuMask *want, co
 /* Journal message IDs of the daemon's decisions, for journalctl MESSAGE_ID= and monitors. */
 #define MESSAGE_ID_MOVE "MESSAGE_ID=0d3a8ccb7771443ab0a2a2e9d1e380da"
 #define MESSAGE_ID_WEIGHT "MESSAGE_ID=526a28b80f94490a9e25ef4419e17be6"
+#define MESSAGE_ID_ESCALATION "MESSAGE_ID=f9c794cc957041cdb2696aff4c0b5434"
 
 /* "Moved pid ...", with the task, both nodes, its new CPUs and the reason as journal fields. */
 static void log_move(const PlanMove *m, const char *comm, const char *cpus) {
@@ -602,15 +667,33 @@ static int execute_move(Actuator *a, const Record *old, const PlanMove *m, const
         return 0;
 }
 
-/* ---- apply: weights */
+/* ---- apply: weights and levers */
+
+/* Notes in next that attr of path is about to be set to want, reading what it is now. The first
+ * original stays while the group has the value the daemon set; if someone else set another since,
+ * that is the original now. 1 if ready, 0 if skipped (counted), -ENOMEM. */
+static int note_cgroup(Actuator *a, Record *next, const char *path, RecordCgroupAttr attr,
+                       uint64_t want) {
+        uint64_t orig, set, now;
+        int r;
+
+        r = knobs[attr].get(&a->layout, path, &now);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                cgroup_failed(a, path, attr, r, "read");
+                return 0;
+        }
+        if (!record_lookup_cgroup(next, path, attr, &orig, &set) || set != now)
+                orig = now;
+        r = record_put_cgroup(next, path, attr, orig, want);
+        return r < 0 ? r : 1;
+}
 
 /* Checks a weight change and notes it in next. 1 if ready, 0 if skipped (counted), -ENOMEM. */
 static int prepare_weight(Actuator *a, Record *next, const PolicySnapshot *snap,
                           const PlanWeight *w) {
         const char *path = snapshot_cgroup_path(snap, w->cgroup);
-        uint64_t orig, set;
-        uint64_t now;
-        int r;
 
         if (!path || w->to < CGROUP_WEIGHT_MIN || w->to > CGROUP_WEIGHT_MAX) {
                 a->counters.errors++;
@@ -618,48 +701,48 @@ static int prepare_weight(Actuator *a, Record *next, const PolicySnapshot *snap,
                             w->cgroup, path ? path : "no such group");
                 return 0;
         }
-        r = cgroup_get_cpu_weight_native(&a->layout, path, &now);
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0) {
-                weight_failed(a, path, r, "read");
-                return 0;
-        }
-        /* The first original stays while the group has the weight the daemon set; if someone
-         * else set another since, that is the original now. */
-        if (!record_lookup_cgroup(next, path, RECORD_CGROUP_WEIGHT, &orig, &set) || set != now)
-                orig = now;
-        r = record_put_cgroup(next, path, RECORD_CGROUP_WEIGHT, orig, weight_to_native(a, w->to));
-        return r < 0 ? r : 1;
+        return note_cgroup(a, next, path, RECORD_CGROUP_WEIGHT, weight_to_native(a, w->to));
 }
 
-/* Puts the weight of path's entry back as it was before this apply (or drops it). */
-static int revert_weight(Actuator *a, const Record *old, const char *path) {
+/* Puts attr of path's entry back as it was before this apply (or drops it). */
+static int revert_value(Actuator *a, const Record *old, const char *path, RecordCgroupAttr attr) {
         uint64_t orig, set;
 
-        if (!record_lookup_cgroup(old, path, RECORD_CGROUP_WEIGHT, &orig, &set)) {
-                record_drop_cgroup_value(a->record, path, RECORD_CGROUP_WEIGHT);
+        if (!record_lookup_cgroup(old, path, attr, &orig, &set)) {
+                record_drop_cgroup_value(a->record, path, attr);
                 return 0;
         }
-        return record_put_cgroup(a->record, path, RECORD_CGROUP_WEIGHT, orig, set);
+        return record_put_cgroup(a->record, path, attr, orig, set);
+}
+
+/* Sets attr of path to the value noted in the record, and records what the kernel made of it.
+ * 1 if done; 0 if it failed (counted, the record entry reverted, *dirty set); -ENOMEM. */
+static int set_value(Actuator *a, const Record *old, const char *path, RecordCgroupAttr attr,
+                     bool *dirty) {
+        uint64_t want = 0, now;
+        int r;
+
+        (void) record_lookup_cgroup(a->record, path, attr, NULL, &want);
+        r = knobs[attr].set(&a->layout, path, want);
+        if (r < 0) {
+                cgroup_failed(a, path, attr, r, "set");
+                *dirty = true;
+                r = revert_value(a, old, path, attr);
+                return r < 0 ? r : 0;
+        }
+        warned_forget(a, path);
+        if (knobs[attr].get(&a->layout, path, &now) >= 0 && now != want &&
+            record_update_cgroup_set(a->record, path, attr, now) >= 0)
+                *dirty = true;
+        return 1;
 }
 
 static int execute_weight(Actuator *a, const Record *old, const PlanWeight *w, const char *path,
                           bool *dirty) {
-        uint64_t now, set;
-        int r;
+        int r = set_value(a, old, path, RECORD_CGROUP_WEIGHT, dirty);
 
-        r = cgroup_set_cpu_weight(&a->layout, path, w->to);
-        if (r < 0) {
-                weight_failed(a, path, r, "set");
-                *dirty = true;
-                return revert_weight(a, old, path);
-        }
-        warned_forget(a, path);
-        if (record_lookup_cgroup(a->record, path, RECORD_CGROUP_WEIGHT, NULL, &set) &&
-            cgroup_get_cpu_weight_native(&a->layout, path, &now) >= 0 && now != set &&
-            record_update_cgroup_set(a->record, path, RECORD_CGROUP_WEIGHT, now) >= 0)
-                *dirty = true;
+        if (r <= 0)
+                return r;
         a->counters.weight_changes++;
         log_weight(w, path);
         if (a->observer)
@@ -668,6 +751,119 @@ static int execute_weight(Actuator *a, const Record *old, const PlanWeight *w, c
                                                     .old_weight = w->from,
                                                     .new_weight = w->to,
                                                     .reason = w->reason },
+                            a->observer_data);
+        return 0;
+}
+
+/* The record's attribute a lever is kept in; _RECORD_CGROUP_ATTR_MAX for none (yet). */
+static RecordCgroupAttr lever_attr(PolicyLever lever) {
+        switch (lever) {
+        case POLICY_LEVER_IDLE: return RECORD_CGROUP_IDLE;
+        case POLICY_LEVER_QUOTA: return RECORD_CGROUP_QUOTA;
+        default: return _RECORD_CGROUP_ATTR_MAX;
+        }
+}
+
+/* A quota step in permyriad of one CPU as usec of the group's period; 0 is no limit. The
+ * kernel takes nothing below 1 ms: a smaller share of a short period is rounded up to that. */
+static uint64_t quota_usec_of(uint32_t permyriad, uint64_t period_usec) {
+        unsigned __int128 q;
+
+        if (permyriad == 0)
+                return CGROUP_QUOTA_NONE;
+        q = (unsigned __int128) permyriad * period_usec / POLICY_LOAD_ONE_CPU;
+        return q < CGROUP_QUOTA_MIN_USEC   ? CGROUP_QUOTA_MIN_USEC
+               : q > CGROUP_QUOTA_MAX_USEC ? CGROUP_QUOTA_MAX_USEC
+                                           : (uint64_t) q;
+}
+
+/* Checks an escalation step and notes it in next. 1 if ready, 0 if skipped (counted), -ENOMEM. */
+static int prepare_escalation(Actuator *a, Record *next, const PolicySnapshot *snap,
+                              const PlanEscalation *e) {
+        const char *path = snapshot_cgroup_path(snap, e->cgroup);
+        RecordCgroupAttr attr = lever_attr(e->lever);
+        uint64_t want = e->to, period;
+        int r;
+
+        if (e->lever == POLICY_LEVER_PARTITION) {
+                a->counters.errors++;
+                if (!a->warned_partition)
+                        log_warning("Plan reserves CPUs for a group, which this version does not "
+                                    "do: ignoring");
+                a->warned_partition = true;
+                return 0;
+        }
+        if (!path || attr == _RECORD_CGROUP_ATTR_MAX || (attr == RECORD_CGROUP_IDLE && e->to > 1)) {
+                a->counters.errors++;
+                log_warning("Plan sets %s %" PRIu32 " on group #%zu (%s): ignoring",
+                            lever_name(e->lever), e->to, e->cgroup, path ? path : "no such group");
+                return 0;
+        }
+        if (attr == RECORD_CGROUP_QUOTA) {
+                r = cgroup_get_cpu_quota(&a->layout, path, NULL, &period);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0) {
+                        cgroup_failed(a, path, attr, r, "read");
+                        return 0;
+                }
+                want = quota_usec_of(e->to, period);
+        }
+        return note_cgroup(a, next, path, attr, want);
+}
+
+/* "Set cpu.idle of ..." / "Set the CPU quota of ...", with the group, the lever, the plan's
+ * values, what was written, the protected group and the reason as journal fields. */
+static void log_escalation(const PlanEscalation *e, const char *path, const char *for_path,
+                           uint64_t written) {
+        char group[PATH_MAX + 32], lever[48], from[48], to[48], set[64], for_group[PATH_MAX + 48],
+                why[sizeof e->reason + 32], v[32];
+        const char *const fields[] = {
+                MESSAGE_ID_ESCALATION, group, lever, from, to, set, for_group, why
+        };
+        RecordCgroupAttr attr = lever_attr(e->lever);
+
+        (void) snprintf(group, sizeof group, "CGBALANCE_CGROUP=%s", path);
+        (void) snprintf(lever, sizeof lever, "CGBALANCE_LEVER=%s", lever_name(e->lever));
+        (void) snprintf(from, sizeof from, "CGBALANCE_FROM=%" PRIu32, e->from);
+        (void) snprintf(to, sizeof to, "CGBALANCE_TO=%" PRIu32, e->to);
+        (void) snprintf(set, sizeof set, "CGBALANCE_SET=%s", knob_value(attr, written, v));
+        (void) snprintf(for_group, sizeof for_group, "CGBALANCE_FOR_CGROUP=%s",
+                        for_path ? for_path : "");
+        (void) snprintf(why, sizeof why, "CGBALANCE_REASON=%s", e->reason);
+        if (attr == RECORD_CGROUP_QUOTA)
+                log_struct(LOG_INFO, fields, ELEMENTSOF(fields),
+                           "Set the CPU quota of %s %" PRIu32 " -> %" PRIu32
+                           " permyriad of a CPU (%s usec) for %s: %s",
+                           path, e->from, e->to, knob_value(attr, written, v),
+                           for_path ? for_path : "no group", e->reason);
+        else
+                log_struct(LOG_INFO, fields, ELEMENTSOF(fields),
+                           "Set cpu.idle of %s %" PRIu32 " -> %" PRIu32 " for %s: %s", path,
+                           e->from, e->to, for_path ? for_path : "no group", e->reason);
+}
+
+static int execute_escalation(Actuator *a, const Record *old, const PolicySnapshot *snap,
+                              const PlanEscalation *e, bool *dirty) {
+        const char *path = snapshot_cgroup_path(snap, e->cgroup);
+        const char *for_path = snapshot_cgroup_path(snap, e->for_cgroup);
+        RecordCgroupAttr attr = lever_attr(e->lever);
+        uint64_t written = 0;
+        int r = set_value(a, old, path, attr, dirty);
+
+        if (r <= 0)
+                return r;
+        (void) record_lookup_cgroup(a->record, path, attr, NULL, &written);
+        a->counters.escalations++;
+        log_escalation(e, path, for_path, written);
+        if (a->observer)
+                a->observer(&(const ActuatorEvent){ .kind = ACTUATOR_EVENT_ESCALATION,
+                                                    .cgroup = path,
+                                                    .lever = e->lever,
+                                                    .old_value = e->from,
+                                                    .new_value = e->to,
+                                                    .for_cgroup = for_path,
+                                                    .reason = e->reason },
                             a->observer_data);
         return 0;
 }
@@ -707,7 +903,7 @@ static void prune_record(const Actuator *a, Record *r) {
 
 /* Checks every action of the plan and notes those to do in *ret_next. Returns how many. */
 static int prepare_plan(Actuator *a, const Plan *plan, const PolicySnapshot *snap,
-                        uint64_t now_usec, PendingMove *pm, bool *pw, Record **ret_next) {
+                        uint64_t now_usec, PendingMove *pm, bool *pw, bool *pe, Record **ret_next) {
         _cleanup_record_ Record *next = NULL;
         _cleanup_cpumask_ CpuMask *online = NULL;
         int r, n = 0;
@@ -724,6 +920,11 @@ static int prepare_plan(Actuator *a, const Plan *plan, const PolicySnapshot *sna
                 pw[i] = r > 0;
                 n += r > 0;
         }
+        for (size_t i = 0; r >= 0 && i < plan->n_escalations; i++) {
+                r = prepare_escalation(a, next, snap, &plan->escalations[i]);
+                pe[i] = r > 0;
+                n += r > 0;
+        }
         if (r < 0)
                 return r;
         *ret_next = TAKE_PTR(next);
@@ -734,7 +935,7 @@ int actuator_apply(Actuator *a, const Plan *plan, const PolicySnapshot *snap, bo
                    uint64_t migrate_memory_max_mb, uint64_t now_usec) {
         _cleanup_record_ Record *next = NULL, *old = NULL;
         PendingMove *pm = NULL;
-        _cleanup_free_ bool *pw = NULL;
+        _cleanup_free_ bool *pw = NULL, *pe = NULL;
         bool dirty = false;
         int r;
 
@@ -744,11 +945,12 @@ int actuator_apply(Actuator *a, const Plan *plan, const PolicySnapshot *snap, bo
                 log_dry_run(plan, snap);
                 return 0;
         }
-        if (plan->n_moves == 0 && plan->n_weights == 0)
+        if (plan->n_moves == 0 && plan->n_weights == 0 && plan->n_escalations == 0)
                 return 0;
         pm = calloc(plan->n_moves + 1, sizeof *pm);
         pw = calloc(plan->n_weights + 1, sizeof *pw);
-        r = pm && pw ? prepare_plan(a, plan, snap, now_usec, pm, pw, &next) : -ENOMEM;
+        pe = calloc(plan->n_escalations + 1, sizeof *pe);
+        r = pm && pw && pe ? prepare_plan(a, plan, snap, now_usec, pm, pw, pe, &next) : -ENOMEM;
         if (r <= 0)
                 goto finish;
 
@@ -772,6 +974,9 @@ int actuator_apply(Actuator *a, const Plan *plan, const PolicySnapshot *snap, bo
                         r = execute_weight(a, old, &plan->weights[i],
                                            snapshot_cgroup_path(snap, plan->weights[i].cgroup),
                                            &dirty);
+        for (size_t i = 0; r >= 0 && i < plan->n_escalations; i++)
+                if (pe[i])
+                        r = execute_escalation(a, old, snap, &plan->escalations[i], &dirty);
         if (dirty) {
                 int k = save_record(a, a->record);
 
@@ -868,27 +1073,31 @@ static int restore_task(Actuator *a, const RecordTask *c, const CpuMask *online)
         return 1;
 }
 
-static int restore_weight(Actuator *a, const char *path, const RecordValue *v) {
+/* Puts attr of path back to v's original if it still has the value the daemon set. 1 if done. */
+static int restore_value(Actuator *a, const char *path, RecordCgroupAttr attr,
+                         const RecordValue *v) {
+        const char *name = attr == RECORD_CGROUP_WEIGHT ? "weight" : knobs[attr].name;
+        char b1[32], b2[32];
         uint64_t now;
         int r;
 
-        r = cgroup_get_cpu_weight_native(&a->layout, path, &now);
+        r = knobs[attr].get(&a->layout, path, &now);
         if (r < 0) {
-                weight_failed(a, path, r, "read");
+                cgroup_failed(a, path, attr, r, "read");
                 return 0;
         }
         if (now != v->set) {
-                log_info("Group %s: weight %" PRIu64 " is not the %" PRIu64 " we set: leaving it",
-                         path, now, v->set);
+                log_info("Group %s: %s %s is not the %s we set: leaving it", path, name,
+                         knob_value(attr, now, b1), knob_value(attr, v->set, b2));
                 return 0;
         }
-        r = cgroup_set_cpu_weight_native(&a->layout, path, v->orig);
+        r = knobs[attr].set(&a->layout, path, v->orig);
         if (r < 0) {
-                weight_failed(a, path, r, "restore");
+                cgroup_failed(a, path, attr, r, "restore");
                 return 0;
         }
         a->counters.restores++;
-        log_info("Restored the weight of %s to %" PRIu64, path, v->orig);
+        log_info("Restored the %s of %s to %s", name, path, knob_value(attr, v->orig, b1));
         return 1;
 }
 
@@ -896,8 +1105,9 @@ static int restore_weight(Actuator *a, const char *path, const RecordValue *v) {
 static int restore_cgroup(Actuator *a, const RecordCgroup *c) {
         int n = 0;
 
-        if (c->values[RECORD_CGROUP_WEIGHT].recorded)
-                n += restore_weight(a, c->path, &c->values[RECORD_CGROUP_WEIGHT]);
+        for (RecordCgroupAttr attr = 0; attr < _RECORD_CGROUP_ATTR_MAX; attr++)
+                if (c->values[attr].recorded)
+                        n += restore_value(a, c->path, attr, &c->values[attr]);
         return n;
 }
 

@@ -3,15 +3,20 @@
 
 /*
  * The actuator carries out a plan: sched_setaffinity() on every thread of a moved task (and
- * optionally numa_migrate_pages(), bounded), and cgroup CPU weights. It keeps the record of what
+ * optionally numa_migrate_pages(), bounded), cgroup CPU weights, and the levers past the weight
+ * (cgroup-levers.h): cpu.idle and a bandwidth quota on the groups the plan escalates. A quota
+ * step is in permyriad of one CPU: it is written as permyriad * period / 10000 usec (at least the
+ * kernel's 1000) with the group's period as it is, 0 as no limit. Partitions are not carried out
+ * yet: a plan step with that lever is counted as an error, said once. It keeps the record of what
  * the daemon changed (record.h: the type, its file format, load and save):
  *
- *   - Before it first changes a task's mask or a group's weight, it records the original (task:
- *     pid, starttime, original mask; group: path, original native weight) and what it set, in
- *     state_dir/changes, written atomically (record_save_at()) before the change is made.
+ *   - Before it first changes a task's mask or a group's weight, cpu.idle or quota, it records the
+ *     original (task: pid, starttime, original mask; group: path, original native value) and
+ *     what it set, in state_dir/changes, written atomically (record_save_at()) before the change
+ *     is made.
  *   - actuator_restore_all() (SIGTERM) puts back each original, only where the identity still
- *     matches (pid + starttime) and the value is still the one the daemon set: an affinity or
- *     weight someone else set since is theirs and stays.
+ *     matches (pid + starttime) and the value is still the one the daemon set: an affinity,
+ *     weight, cpu.idle or quota someone else set since is theirs and stays.
  *   - actuator_reconcile() at start does the same from a record a crashed run left.
  *   No task is ever given an empty mask or one naming offline CPUs: masks are intersected with
  *   the task's allowed CPUs first.
@@ -37,6 +42,7 @@ typedef struct ActuatorCounters {
         uint64_t moves; /* tasks whose mask was changed */
         uint64_t cross_node_moves; /* of those, to another node */
         uint64_t weight_changes;
+        uint64_t escalations; /* cpu.idle or quota set on a group, up or down the ladder */
         uint64_t tasks_gone; /* ESRCH */
         uint64_t masks_refused; /* EINVAL, or threads pinned apart: no one mask to move */
         uint64_t tasks_banned; /* EPERM: no longer managed */
@@ -108,5 +114,5 @@ typedef struct ActuatorEvent {
 
 typedef void (*ActuatorObserver)(const ActuatorEvent *e, void *userdata);
 
-/* Called after each move or weight change that took effect. NULL to stop. */
+/* Called after each move, weight change or escalation step that took effect. NULL to stop. */
 void actuator_set_observer(Actuator *a, ActuatorObserver observer, void *userdata);

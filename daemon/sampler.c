@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup-levers.h"
 #include "clock.h"
 #include "log.h"
 #include "macro.h"
@@ -29,6 +30,7 @@ typedef struct ThreadState {
         bool had_runwait; /* and runwait_ns was measured then */
         uint64_t cpu_ticks; /* utime + stime */
         uint64_t runwait_ns; /* schedstat run + wait */
+        uint64_t wait_ns, timeslices; /* schedstat wait, and times it was given a CPU */
 } ThreadState;
 
 typedef struct TaskState {
@@ -45,6 +47,7 @@ typedef struct TaskState {
 typedef struct ThreadDelta {
         uint64_t cpu_ticks;
         uint64_t runwait_ns;
+        uint64_t wait_ns, timeslices; /* when has_runwait */
         bool has_runwait;
         bool alive; /* not a zombie */
         unsigned processor;
@@ -54,6 +57,9 @@ typedef struct GroupState {
         char *path;
         bool has_usage; /* usage_usec is from the previous sample */
         uint64_t usage_usec;
+        bool has_throttled; /* throttled_usec is from the previous sample */
+        uint64_t throttled_usec;
+        uint64_t wait_ns, timeslices; /* its tasks' schedstat deltas over this interval */
         pid_t *pids; /* cgroup.procs of this sample */
         size_t n_pids;
         bool moved; /* in prev_groups: path now belongs to this sample's entry */
@@ -432,6 +438,7 @@ typedef struct ThreadNow {
         TaskStat stat;
         uint64_t ticks; /* utime + stime */
         uint64_t runwait_ns; /* run + wait, when has_runwait */
+        uint64_t wait_ns, timeslices; /* when has_runwait */
         bool has_runwait;
 } ThreadNow;
 
@@ -455,6 +462,8 @@ static int thread_read(Sampler *s, pid_t pid, ThreadState *th, const TaskStat *m
                 return r;
         ret->has_runwait = r >= 0;
         ret->runwait_ns = r >= 0 ? ss.run_ns + ss.wait_ns : 0;
+        ret->wait_ns = r >= 0 ? ss.wait_ns : 0;
+        ret->timeslices = r >= 0 ? ss.timeslices : 0;
         ret->ticks = ret->stat.utime_ticks + ret->stat.stime_ticks;
         return 0;
 }
@@ -477,20 +486,28 @@ static void thread_account(const Sampler *s, const Tick *k, bool counting, Threa
         if (s->since_boot) {
                 ret->cpu_ticks = now->ticks;
                 ret->runwait_ns = now->runwait_ns;
+                ret->wait_ns = now->wait_ns;
+                ret->timeslices = now->timeslices;
         } else if (counting && fresh) {
                 uint64_t max_ticks = k->interval_usec * s->clk_tck / 1000000u + 1;
                 uint64_t max_ns = k->interval_usec * 1000u;
 
                 ret->cpu_ticks = MIN(now->ticks, max_ticks);
                 ret->runwait_ns = MIN(now->runwait_ns, max_ns);
+                ret->wait_ns = MIN(now->wait_ns, max_ns);
+                ret->timeslices = now->timeslices;
         } else if (counting) {
                 ret->cpu_ticks = sub_clamped(now->ticks, th->cpu_ticks);
                 ret->runwait_ns = sub_clamped(now->runwait_ns, th->runwait_ns);
+                ret->wait_ns = sub_clamped(now->wait_ns, th->wait_ns);
+                ret->timeslices = sub_clamped(now->timeslices, th->timeslices);
                 ret->has_runwait = now->has_runwait && th->had_runwait;
         }
         th->starttime_ticks = now->stat.starttime_ticks;
         th->cpu_ticks = now->ticks;
         th->runwait_ns = now->runwait_ns;
+        th->wait_ns = now->wait_ns;
+        th->timeslices = now->timeslices;
         th->had_runwait = now->has_runwait;
         th->has_prev = true;
 }
@@ -548,6 +565,7 @@ static int threads_store(Sampler *s, TaskState *e, size_t n) {
 typedef struct TaskSum {
         bool counted; /* the sums are deltas (or since boot), not a first sight's priming */
         uint64_t cpu_ticks, runwait_ns;
+        uint64_t wait_ns, timeslices;
         bool all_runwait; /* every thread had schedstat */
         unsigned alive; /* threads that are not zombies */
         int cpu; /* of the thread that ran most */
@@ -556,6 +574,8 @@ typedef struct TaskSum {
 static void task_sum_add(TaskSum *sum, const ThreadDelta *d, uint64_t *best) {
         sum->cpu_ticks += d->cpu_ticks;
         sum->runwait_ns += d->runwait_ns;
+        sum->wait_ns += d->wait_ns;
+        sum->timeslices += d->timeslices;
         sum->all_runwait = sum->all_runwait && d->has_runwait;
         if (!d->alive)
                 return;
@@ -816,6 +836,10 @@ static int sample_task(Sampler *s, const Tick *k, pid_t pid, size_t group) {
         if (r < 0)
                 return r;
         task_fill(s, k, e, &main, &sum, group, &s->tasks[s->snap.n_tasks++]);
+        if (sum.counted && sum.all_runwait) {
+                s->groups[group].wait_ns += sum.wait_ns;
+                s->groups[group].timeslices += sum.timeslices;
+        }
         return 0;
 }
 
@@ -863,6 +887,8 @@ static int group_add(Sampler *s, const char *path, int fd) {
                 prev->moved = true;
                 g->has_usage = prev->has_usage;
                 g->usage_usec = prev->usage_usec;
+                g->has_throttled = prev->has_throttled;
+                g->throttled_usec = prev->throttled_usec;
         } else {
                 g->path = strdup(path);
                 if (!g->path)
@@ -944,25 +970,73 @@ static int collect_groups(Sampler *s, const Tick *k) {
         return r;
 }
 
+/* A counter of the group in usec (its usage, its throttled time) as permyriad of the interval,
+ * keeping it in *prev for the next sample. Since boot: over the uptime. */
+static uint32_t counter_permyriad(const Sampler *s, const Tick *k, int r, uint64_t now,
+                                  bool *has_prev, uint64_t *prev) {
+        uint32_t v = 0;
+
+        if (r < 0) {
+                *has_prev = false;
+                return 0;
+        }
+        if (s->since_boot) /* since it was made; boot is the best bound we know */
+                v = usec_permyriad(now, k->uptime_usec);
+        else if (k->deltas && *has_prev)
+                v = usec_permyriad(sub_clamped(now, *prev), k->interval_usec);
+        *prev = now;
+        *has_prev = true;
+        return v;
+}
+
+/* A quota of quota_usec per period_usec in permyriad of one CPU, rounded to the nearest (the
+ * actuator writes permyriad * period / 10000, rounded down): never 0, which is no limit. */
+static uint32_t quota_permyriad(uint64_t quota_usec, uint64_t period_usec) {
+        unsigned __int128 q;
+
+        if (quota_usec == CGROUP_QUOTA_NONE || period_usec == 0)
+                return 0;
+        q = ((unsigned __int128) quota_usec * POLICY_LOAD_ONE_CPU + period_usec / 2) / period_usec;
+        return q == 0 ? 1 : clamp_u32(q);
+}
+
+/* The levers past the weight: what the group has, whether the daemon set it, how much of the
+ * interval its own quota held it back. */
+static void group_fill_levers(Sampler *s, const Tick *k, GroupState *g, PolicyCgroup *pc) {
+        uint64_t quota, period, throttled = 0, set;
+        bool idle;
+        int r;
+
+        if (cgroup_get_cpu_idle(s->layout, g->path, &idle) >= 0) {
+                pc->has_idle = true;
+                pc->idle = idle;
+                pc->idle_ours =
+                        record_lookup_cgroup(k->record, g->path, RECORD_CGROUP_IDLE, NULL, &set) &&
+                        set == (uint64_t) idle;
+        }
+        if (cgroup_get_cpu_quota(s->layout, g->path, &quota, &period) >= 0) {
+                pc->quota_permyriad = quota_permyriad(quota, period);
+                pc->quota_ours =
+                        record_lookup_cgroup(k->record, g->path, RECORD_CGROUP_QUOTA, NULL, &set) &&
+                        set == quota;
+        }
+        r = cgroup_read_cpu_throttled(s->layout, g->path, &throttled);
+        pc->throttled_permyriad =
+                counter_permyriad(s, k, r, throttled, &g->has_throttled, &g->throttled_usec);
+}
+
 static void group_fill(Sampler *s, const Tick *k, GroupState *g, PolicyCgroup *pc) {
-        uint64_t usage, weight, base;
+        uint64_t usage = 0, weight, base;
         PsiStats psi;
+        int r;
 
         *pc = (PolicyCgroup){
                 .path = g->path,
                 .protected = tunables_cgroup_matches(k->t->protected_cgroups, g->path),
                 .weight = CGROUP_WEIGHT_DEFAULT,
         };
-        if (cgroup_read_usage(s->layout, g->path, &usage) >= 0) {
-                if (s->since_boot) /* since it was made; boot is the best bound we know */
-                        pc->util_permyriad = usec_permyriad(usage, k->uptime_usec);
-                else if (k->deltas && g->has_usage)
-                        pc->util_permyriad =
-                                usec_permyriad(sub_clamped(usage, g->usage_usec), k->interval_usec);
-                g->usage_usec = usage;
-                g->has_usage = true;
-        } else
-                g->has_usage = false;
+        r = cgroup_read_usage(s->layout, g->path, &usage);
+        pc->util_permyriad = counter_permyriad(s, k, r, usage, &g->has_usage, &g->usage_usec);
         /* -EOPNOTSUPP on v1, -ENOENT without a hybrid mirror: no pressure, not an error */
         if (cgroup_read_pressure(s->layout, g->path, "cpu", &psi) >= 0) {
                 pc->has_pressure = true;
@@ -976,6 +1050,7 @@ static void group_fill(Sampler *s, const Tick *k, GroupState *g, PolicyCgroup *p
                 pc->base_weight = (uint32_t) (s->layout->mode == CGROUP_MODE_V2
                                                       ? base
                                                       : cgroup_shares_to_weight(base));
+        group_fill_levers(s, k, g, pc);
 }
 
 static int sample_groups(Sampler *s, const Tick *k) {
@@ -998,14 +1073,23 @@ static int sample_groups(Sampler *s, const Tick *k) {
         return 0;
 }
 
+/* After the tasks: a group's mean wait per time its tasks were given a CPU (schedstat's
+ * run_delay over pcount), of the tasks whose every thread had schedstat. */
+static void group_fill_latency(const GroupState *g, PolicyCgroup *pc) {
+        pc->has_latency = g->timeslices > 0;
+        pc->latency_usec = pc->has_latency ? clamp_u32(g->wait_ns / g->timeslices / 1000u) : 0;
+}
+
 static int sample_tasks(Sampler *s, const Tick *k) {
-        for (size_t i = 0; i < s->n_groups; i++)
+        for (size_t i = 0; i < s->n_groups; i++) {
                 for (size_t j = 0; j < s->groups[i].n_pids; j++) {
                         int r = sample_task(s, k, s->groups[i].pids[j], i);
 
                         if (r < 0)
                                 return r;
                 }
+                group_fill_latency(&s->groups[i], &s->cgroups[i]);
+        }
         return 0;
 }
 

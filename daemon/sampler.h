@@ -4,7 +4,10 @@
 /*
  * The sampler reads the machine once a tick and builds the PolicySnapshot the policy plans on:
  * per-CPU utilisation from /proc/stat deltas; the managed cgroups (tunables' globs, walked in the
- * cpu hierarchy) with their usage delta, cpu.pressure and weight; their tasks (processes, every
+ * cpu hierarchy) with their usage delta, cpu.pressure and weight, their cpu.idle and quota (and
+ * whether they still hold what the record says the daemon set), the share of the interval their
+ * quota throttled them (cpu.stat), and their tasks' mean wait per time given a CPU (schedstat
+ * wait over timeslices, of tasks whose every thread has schedstat); their tasks (processes, every
  * thread read) with CPU time and run+wait (schedstat) deltas, last CPU, allowed CPUs, identity
  * (pid + starttime); and the system PSI.
  *
@@ -60,7 +63,8 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Sampler *, sampler_free);
 
 /*
  * Samples at now_usec. record (the daemon's changes, actuator_record()) tells what is "ours":
- * masks it set, groups' weights before it changed them, banned tasks; NULL: nothing is. The
+ * masks it set, groups' weights before it changed them, the cpu.idle and quota it set, banned
+ * tasks; NULL: nothing is. The
  * snapshot and system figures stay valid until the next call or sampler_free(). Missing pieces
  * (a group removed, a task gone, no PSI) are skipped, not errors; returns <0 only when
  * /proc/stat (or, since boot, /proc/uptime) cannot be read, -ENOMEM, or -EINVAL for a NULL

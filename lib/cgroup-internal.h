@@ -42,6 +42,9 @@ int cg_check_group(const char *path, bool allow_root);
 int cg_build_path(char **ret, const char *base, const char *group, const char *file);
 /* The whole file, NUL-terminated. -EFBIG beyond max bytes, -EBADMSG if it holds a NUL byte. */
 int cg_read_file(const char *path, size_t max, char **ret);
+/* The value of the line "KEY NUMBER" of a flat-keyed file (cpu.stat). -ENODATA if there is no
+ * such line, -EINVAL if it is malformed or there twice. */
+int cg_parse_stat_key(const char *text, const char *key, uint64_t *ret);
 /* base/group/file holding one decimal number and a newline. -EINVAL if it does not. */
 int cg_read_u64_at(const char *base, const char *group, const char *file, uint64_t *ret);
 /* 1 if base/group is a directory, 0 if it does not exist (or base is ""), else -errno. */

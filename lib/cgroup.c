@@ -632,17 +632,16 @@ int cgroup_read_memory_peak(const CgroupLayout *l, const char *path, uint64_t *r
 
 /* ---- reading usage and pressure */
 
-/* The usage_usec line of a v2 cpu.stat. */
-static int parse_cpu_stat_usage(const char *text, uint64_t *ret) {
-        static const char key[] = "usage_usec ";
+int cg_parse_stat_key(const char *text, const char *key, uint64_t *ret) {
+        size_t klen = strlen(key);
         bool found = false;
         uint64_t v = 0;
 
         for (const char *p = text; *p;) {
                 const char *end = strchrnul(p, '\n');
 
-                if ((size_t) (end - p) >= strlen(key) && memcmp(p, key, strlen(key)) == 0) {
-                        int r = parse_u64(p + strlen(key), end, &v);
+                if ((size_t) (end - p) > klen && memcmp(p, key, klen) == 0 && p[klen] == ' ') {
+                        int r = parse_u64(p + klen + 1, end, &v);
 
                         if (r < 0 || found)
                                 return r < 0 ? r : -EINVAL;
@@ -651,7 +650,7 @@ static int parse_cpu_stat_usage(const char *text, uint64_t *ret) {
                 p = *end ? end + 1 : end;
         }
         if (!found)
-                return -EINVAL;
+                return -ENODATA;
         *ret = v;
         return 0;
 }
@@ -678,7 +677,9 @@ int cgroup_read_usage(const CgroupLayout *l, const char *path, uint64_t *ret_usa
         if (r >= 0)
                 r = cg_read_file(file, CONTROL_FILE_SIZE_MAX, &text);
         if (r >= 0)
-                r = parse_cpu_stat_usage(text, &v);
+                r = cg_parse_stat_key(text, "usage_usec", &v);
+        if (r == -ENODATA)
+                r = -EINVAL;
         if (r < 0)
                 return r;
         *ret_usage_usec = v;

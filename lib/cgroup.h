@@ -5,7 +5,8 @@
  * cgroup access as the daemon needs it: where the controllers are (v1, v2 or hybrid), the CPU
  * weight, and rooted readers of a group's CPU usage, memory peak, pressure and effective cpuset,
  * and of the tree of groups (cgroup_walk()). Making groups, confining them, moving tasks in and
- * killing them is cgroup-tree.h, which uses the same layout and the same error contract.
+ * killing them is cgroup-tree.h; cpu.idle, the bandwidth quota and throttled time (the levers
+ * past the weight) are cgroup-levers.h. Both use the same layout and the same error contract.
  *
  * Hosts come in three shapes, and the daemon works on each:
  *   v2      one cgroup2 mount with the cpu controller: cpu.weight, cpu.stat usage_usec,

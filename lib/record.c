@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cgroup-levers.h"
 #include "cgroup.h"
 #include "fileio.h"
 #include "parse.h"
@@ -27,6 +28,9 @@ static const struct {
 } cgroup_attrs[_RECORD_CGROUP_ATTR_MAX] = {
         /* The largest native weight of either version (cpu.shares; cpu.weight stops at 10000). */
         [RECORD_CGROUP_WEIGHT] = { "cgroup", 1, CGROUP_SHARES_MAX },
+        [RECORD_CGROUP_IDLE] = { "cgroup-idle", 0, 1 },
+        /* 0 is no limit; the kernel's own range above it (1000..) is the writer's to check */
+        [RECORD_CGROUP_QUOTA] = { "cgroup-quota", 0, CGROUP_QUOTA_MAX_USEC },
 };
 
 static bool attr_is_valid(RecordCgroupAttr attr) {

@@ -4,9 +4,10 @@
 /*
  * The record of what the daemon changed, so that it can put back what it found: for each task
  * whose affinity it set, the identity (pid + starttime), the original mask and the one it set;
- * for each cgroup it changed, per attribute (today the CPU weight), the original value and the
- * one it set. The actuator writes it to state_dir/changes before each change and restores from
- * it; the sampler asks it what the daemon owns (a mask it set, a group's weight before it).
+ * for each cgroup it changed, per attribute (the CPU weight, cpu.idle, the bandwidth quota), the
+ * original value and the one it set. The actuator writes it to state_dir/changes before each change
+ * and restores from it; the sampler asks it what the daemon owns (a mask it set, a group's weight
+ * before it).
  *
  * A plain struct: tests and the fuzz target read the arrays; the functions below keep them
  * sorted (tasks by pid, groups by path) and at most one entry per pid and per path. Everything
@@ -22,9 +23,15 @@
  *   cgbalance-changes 1
  *   task PID STARTTIME ORIG_CPULIST SET_CPULIST WHEN_USEC
  *   cgroup ORIG_NATIVE SET_NATIVE PATH
+ *   cgroup-idle ORIG SET PATH
+ *   cgroup-quota ORIG_USEC SET_USEC PATH
  *
  * Fields are separated by one space. Numbers are decimal without sign or leading zero; PID is
- * 1..INT_MAX, natives (cpu.shares or cpu.weight, as the host has) 1..262144. Cpulists are
+ * 1..INT_MAX, natives (cpu.shares or cpu.weight, as the host has) 1..262144, idle (cpu.idle) 0 or
+ * 1, quotas (the bandwidth limit per period: v2 cpu.max's first field, v1 cpu.cfs_quota_us) in
+ * usec 0..2^44-1, where 0 is no limit (v2 "max", v1 -1; the kernel takes no quota below 1000
+ * usec, so 0 names nothing else). The period is never recorded: the daemon does not change it.
+ * Cpulists are
  * non-empty and canonical, as cpumask_format() writes them ("0-3,8"). SET is the affinity the
  * kernel reported after the change. PATH (cgroup_path_is_valid(), not the root) is the rest of the
  * line taken verbatim: group names may hold spaces, never control characters, so nothing needs
@@ -57,6 +64,9 @@ typedef struct RecordTask {
 /* What the daemon may change on a group; each has its own line in the file. */
 typedef enum RecordCgroupAttr {
         RECORD_CGROUP_WEIGHT, /* cpu.weight (v2) or cpu.shares (v1), native units, 1..262144 */
+        RECORD_CGROUP_IDLE, /* cpu.idle, 0 or 1 */
+        RECORD_CGROUP_QUOTA, /* the bandwidth limit in usec per period, 0: none (CGROUP_QUOTA_NONE)
+                              */
         _RECORD_CGROUP_ATTR_MAX,
 } RecordCgroupAttr;
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "actuator.h"
+#include "cgroup-levers.h"
 #include "cgroup-tree.h"
 #include "cgroup.h"
 #include "cpumask.h"
@@ -323,6 +324,7 @@ static void expect_counters(const Actuator *a, const ActuatorCounters *want) {
                      c->cross_node_moves);
         cr_expect_eq(c->weight_changes, want->weight_changes, "weights %" PRIu64,
                      c->weight_changes);
+        cr_expect_eq(c->escalations, want->escalations, "escalations %" PRIu64, c->escalations);
         cr_expect_eq(c->tasks_gone, want->tasks_gone, "gone %" PRIu64, c->tasks_gone);
         cr_expect_eq(c->masks_refused, want->masks_refused, "refused %" PRIu64, c->masks_refused);
         cr_expect_eq(c->tasks_banned, want->tasks_banned, "banned %" PRIu64, c->tasks_banned);
@@ -1240,4 +1242,309 @@ Test(actuator, weight_dry_run_changes_nothing) {
         expect_weight("1024", "100");
         cr_expect_not(state_exists("changes"));
         expect_counters(a, &(ActuatorCounters){});
+}
+
+/* ---- levers past the weight: cpu.idle and the quota */
+
+#define PROTECTED "cgbalance.slice/protected" /* the group the steps are for: never made */
+
+static char *read_group_file(const char *file) {
+        _cleanup_free_ char *p = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        char buf[128];
+        ssize_t n;
+
+        cr_assert_gt(asprintf(&p, "%s/%s/%s", live.cpu_path, group, file), 0);
+        fd = open(p, O_RDONLY | O_CLOEXEC);
+        cr_assert_geq(fd, 0, "%s: %s", p, strerror(errno));
+        n = read(fd, buf, sizeof buf - 1);
+        cr_assert_gt(n, 0);
+        buf[n] = '\0';
+        return strdup(buf);
+}
+
+static void write_group_file(const char *file, const char *text) {
+        _cleanup_free_ char *p = NULL;
+        _cleanup_close_ int fd = -EBADF;
+
+        cr_assert_gt(asprintf(&p, "%s/%s/%s", live.cpu_path, group, file), 0);
+        fd = open(p, O_WRONLY | O_CLOEXEC);
+        cr_assert_geq(fd, 0, "%s: %s", p, strerror(errno));
+        cr_assert_eq(write(fd, text, strlen(text)), (ssize_t) strlen(text), "%s: %s", p,
+                     strerror(errno));
+}
+
+static void expect_group_file(const char *file, const char *want) {
+        _cleanup_free_ char *got = read_group_file(file);
+
+        cr_expect_str_eq(got, want, "%s", file);
+}
+
+static bool v2(void) {
+        return live.mode == CGROUP_MODE_V2;
+}
+
+static const char *quota_file(void) {
+        return v2() ? "cpu.max" : "cpu.cfs_quota_us";
+}
+
+/* The group's quota file says quota (a number or "max") with the period of 50 ms. */
+static void expect_quota(const char *quota) {
+        _cleanup_free_ char *want = NULL;
+
+        if (v2())
+                cr_assert_gt(asprintf(&want, "%s 50000\n", quota), 0);
+        else
+                cr_assert_gt(asprintf(&want, "%s\n", streq(quota, "max") ? "-1" : quota), 0);
+        expect_group_file(quota_file(), want);
+}
+
+/* The live group with a period of 50 ms (not the default: the daemon keeps it) and, unless the
+ * kernel has no cpu.idle (then the test is skipped), cpu.idle 0. */
+static void begin_levers(void) {
+        bool idle;
+        int r;
+
+        begin_cgroups();
+        r = cgroup_get_cpu_idle(&live, group, &idle);
+        if (r == -EOPNOTSUPP)
+                skip_test("no cpu.idle on this kernel");
+        cr_assert_eq(r, 0, "%s", strerror(-r));
+        cr_assert_not(idle);
+        if (v2())
+                write_group_file("cpu.max", "max 50000");
+        else
+                write_group_file("cpu.cfs_period_us", "50000");
+}
+
+/* What the observer saw last. */
+static struct {
+        unsigned n;
+        ActuatorEventKind kind;
+        PolicyLever lever;
+        uint64_t old_value, new_value;
+        char cgroup[256], for_cgroup[256], reason[64];
+} seen;
+
+static void observe(const ActuatorEvent *e, void *userdata) {
+        (void) userdata;
+        seen.n++;
+        seen.kind = e->kind;
+        seen.lever = e->lever;
+        seen.old_value = e->old_value;
+        seen.new_value = e->new_value;
+        (void) snprintf(seen.cgroup, sizeof seen.cgroup, "%s", e->cgroup ? e->cgroup : "(null)");
+        (void) snprintf(seen.for_cgroup, sizeof seen.for_cgroup, "%s",
+                        e->for_cgroup ? e->for_cgroup : "(null)");
+        (void) snprintf(seen.reason, sizeof seen.reason, "%s", e->reason ? e->reason : "(null)");
+}
+
+/* One step of the ladder on the live group, for PROTECTED (snapshot index 1). */
+static int step(Actuator *a, PolicyLever lever, uint32_t from, uint32_t to, bool dry_run) {
+        PolicyCgroup cg[] = { { .path = group }, { .path = PROTECTED, .protected = true } };
+        PlanEscalation e = { .cgroup = 0,
+                             .for_cgroup = 1,
+                             .lever = lever,
+                             .from = from,
+                             .to = to,
+                             .reason = "test" };
+
+        return actuator_apply(a, &(Plan){ .escalations = &e, .n_escalations = 1 },
+                              &(PolicySnapshot){ .cgroups = cg, .n_cgroups = 2 }, dry_run, 0, 1);
+}
+
+static void step_ok(Actuator *a, PolicyLever lever, uint32_t from, uint32_t to) {
+        int r = step(a, lever, from, to, /* dry_run= */ false);
+
+        cr_assert_eq(r, 0, "apply: %s", strerror(-r));
+}
+
+/* cpu.idle 1 and a quarter of a CPU on the live group (25 ms of its 50). */
+static void escalate_both(Actuator *a) {
+        step_ok(a, POLICY_LEVER_IDLE, 0, 1);
+        step_ok(a, POLICY_LEVER_QUOTA, 0, 5000);
+        expect_group_file("cpu.idle", "1\n");
+        expect_quota("25000");
+}
+
+Test(actuator, idle_is_set_its_original_recorded_and_the_step_observed) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        _cleanup_free_ char *want = NULL, *got = NULL;
+        uint64_t orig = 4242, set = 4242;
+
+        begin_levers();
+        a = new_actuator(&live, state_dir);
+        seen.n = 0;
+        actuator_set_observer(a, observe, NULL);
+        step_ok(a, POLICY_LEVER_IDLE, 0, 1);
+        expect_group_file("cpu.idle", "1\n");
+        cr_assert_gt(asprintf(&want, HEADER "cgroup-idle 0 1 %s\n", group), 0);
+        got = read_state("changes");
+        cr_expect_str_eq(got, want);
+        cr_assert(record_lookup_cgroup(actuator_record(a), group, RECORD_CGROUP_IDLE, &orig, &set));
+        cr_expect_eq(orig, 0);
+        cr_expect_eq(set, 1);
+        expect_counters(a, &(ActuatorCounters){ .escalations = 1 });
+        cr_expect_eq(seen.n, 1);
+        cr_expect_eq(seen.kind, ACTUATOR_EVENT_ESCALATION);
+        cr_expect_eq(seen.lever, POLICY_LEVER_IDLE);
+        cr_expect_eq(seen.old_value, 0);
+        cr_expect_eq(seen.new_value, 1);
+        cr_expect_str_eq(seen.cgroup, group);
+        cr_expect_str_eq(seen.for_cgroup, PROTECTED);
+        cr_expect_str_eq(seen.reason, "test");
+}
+
+/* A quarter of a CPU is a quarter of the group's own period, whatever that is; 0 lifts it. */
+Test(actuator, quota_is_a_share_of_the_group_s_period_and_zero_lifts_it) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        _cleanup_free_ char *want = NULL, *got = NULL;
+        uint64_t orig = 4242, set = 4242;
+
+        begin_levers();
+        a = new_actuator(&live, state_dir);
+        step_ok(a, POLICY_LEVER_QUOTA, 0, 2500);
+        expect_quota("12500");
+        cr_assert_gt(asprintf(&want, HEADER "cgroup-quota 0 12500 %s\n", group), 0);
+        got = read_state("changes");
+        cr_expect_str_eq(got, want);
+        step_ok(a, POLICY_LEVER_QUOTA, 2500, 0);
+        expect_quota("max");
+        cr_assert(
+                record_lookup_cgroup(actuator_record(a), group, RECORD_CGROUP_QUOTA, &orig, &set));
+        cr_expect_eq(orig, CGROUP_QUOTA_NONE, "the first original stays");
+        cr_expect_eq(set, CGROUP_QUOTA_NONE);
+        if (!v2())
+                expect_group_file("cpu.cfs_period_us", "50000\n");
+        expect_counters(a, &(ActuatorCounters){ .escalations = 2 });
+}
+
+Test(actuator, restore_puts_idle_and_quota_back) {
+        _cleanup_actuator_ Actuator *a = NULL;
+
+        begin_levers();
+        a = new_actuator(&live, state_dir);
+        escalate_both(a);
+        step_ok(a, POLICY_LEVER_QUOTA, 5000, 2000);
+        cr_expect_eq(actuator_restore_all(a), 2);
+        expect_group_file("cpu.idle", "0\n");
+        expect_quota("max");
+        cr_expect_not(record_find_cgroup(actuator_record(a), group));
+        cr_expect_not(state_exists("changes"));
+        expect_counters(a, &(ActuatorCounters){ .escalations = 3, .restores = 2 });
+}
+
+Test(actuator, reconcile_restores_idle_and_quota_a_crashed_run_left) {
+        _cleanup_actuator_ Actuator *b = NULL;
+        Actuator *a;
+
+        begin_levers();
+        write_group_file(quota_file(), "30000"); /* the operator's own limit: restored exactly */
+        a = new_actuator(&live, state_dir);
+        step_ok(a, POLICY_LEVER_IDLE, 0, 1);
+        step_ok(a, POLICY_LEVER_QUOTA, 6000, 1000);
+        expect_quota("5000");
+        a = actuator_free(a); /* the crash: the record stays */
+        cr_expect(state_exists("changes"));
+        b = new_actuator(&live, state_dir);
+        cr_expect_eq(actuator_reconcile(b), 2);
+        expect_group_file("cpu.idle", "0\n");
+        expect_quota("30000");
+        cr_expect_not(state_exists("changes"));
+}
+
+Test(actuator, restore_leaves_idle_and_quota_someone_else_changed) {
+        _cleanup_actuator_ Actuator *a = NULL;
+
+        begin_levers();
+        a = new_actuator(&live, state_dir);
+        escalate_both(a);
+        write_group_file("cpu.idle", "0");
+        write_group_file(quota_file(), "40000");
+        cr_expect_eq(actuator_restore_all(a), 0);
+        expect_group_file("cpu.idle", "0\n");
+        expect_quota("40000");
+        cr_expect_not(state_exists("changes"));
+}
+
+/* After someone else changed a lever, a new step takes their value as the original. */
+Test(actuator, step_after_someone_else_changed_the_quota_keeps_theirs_as_original) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        uint64_t orig = 4242;
+
+        begin_levers();
+        a = new_actuator(&live, state_dir);
+        step_ok(a, POLICY_LEVER_QUOTA, 0, 5000);
+        write_group_file(quota_file(), "40000");
+        step_ok(a, POLICY_LEVER_QUOTA, 8000, 4000);
+        cr_assert(
+                record_lookup_cgroup(actuator_record(a), group, RECORD_CGROUP_QUOTA, &orig, NULL));
+        cr_expect_eq(orig, 40000);
+        cr_expect_eq(actuator_restore_all(a), 1);
+        expect_quota("40000");
+}
+
+Test(actuator, lever_dry_run_changes_nothing) {
+        _cleanup_actuator_ Actuator *a = NULL;
+
+        begin_levers();
+        a = new_actuator(&live, state_dir);
+        seen.n = 0;
+        actuator_set_observer(a, observe, NULL);
+        cr_expect_eq(step(a, POLICY_LEVER_IDLE, 0, 1, /* dry_run= */ true), 0);
+        cr_expect_eq(step(a, POLICY_LEVER_QUOTA, 0, 5000, /* dry_run= */ true), 0);
+        expect_group_file("cpu.idle", "0\n");
+        expect_quota("max");
+        cr_expect_not(state_exists("changes"));
+        cr_expect_eq(seen.n, 0);
+        expect_counters(a, &(ActuatorCounters){});
+}
+
+Test(actuator, lever_of_a_removed_group_is_counted_as_gone) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        _cleanup_free_ char *gone = NULL;
+        PolicyCgroup cg = {};
+        PlanEscalation e[] = {
+                { .cgroup = 0,
+                  .for_cgroup = POLICY_NO_CGROUP,
+                  .lever = POLICY_LEVER_IDLE,
+                  .to = 1 },
+                { .cgroup = 0,
+                  .for_cgroup = POLICY_NO_CGROUP,
+                  .lever = POLICY_LEVER_QUOTA,
+                  .to = 5000 },
+        };
+
+        begin_cgroups();
+        cr_assert_gt(asprintf(&gone, "%s/never-made", group), 0);
+        cg.path = gone;
+        a = new_actuator(&live, state_dir);
+        cr_expect_eq(actuator_apply(a, &(Plan){ .escalations = e, .n_escalations = 2 },
+                                    &(PolicySnapshot){ .cgroups = &cg, .n_cgroups = 1 }, false, 0,
+                                    1),
+                     0);
+        expect_counters(a, &(ActuatorCounters){ .cgroups_gone = 2 });
+        cr_expect_not(state_exists("changes"));
+}
+
+Test(actuator, lever_steps_that_cannot_be_carried_out_are_errors) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        PolicyCgroup cg = { .path = "x" };
+        PlanEscalation e[] = {
+                { .cgroup = 0, .lever = POLICY_LEVER_PARTITION, .to = 1 }, /* not yet */
+                { .cgroup = 0, .lever = POLICY_LEVER_PARTITION, .to = 1 }, /* said once */
+                { .cgroup = 0, .lever = POLICY_LEVER_NONE, .to = 1 },
+                { .cgroup = 0, .lever = POLICY_LEVER_IDLE, .to = 2 },
+                { .cgroup = 1, .lever = POLICY_LEVER_IDLE, .to = 1 }, /* no such index */
+                { .cgroup = 0, .lever = POLICY_LEVER_QUOTA, .to = 5000 }, /* no cpu controller */
+        };
+
+        begin();
+        a = new_actuator(&no_cgroups, state_dir);
+        cr_expect_eq(actuator_apply(a, &(Plan){ .escalations = e, .n_escalations = ELEMENTSOF(e) },
+                                    &(PolicySnapshot){ .cgroups = &cg, .n_cgroups = 1 }, false, 0,
+                                    1),
+                     0);
+        expect_counters(a, &(ActuatorCounters){ .errors = 6 });
+        cr_expect_not(state_exists("changes"));
 }

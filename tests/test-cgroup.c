@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup-levers.h"
 #include "cgroup-tree.h"
 #include "cgroup.h"
 #include "clock.h"
@@ -482,6 +483,133 @@ Test(cgroup, weight_without_cpu_controller_is_unsupported) {
         cr_expect_eq(cgroup_set_cpu_weight(l, "x", 100), -EOPNOTSUPP);
 }
 
+/* ---- levers past the weight: cpu.idle, bandwidth, throttled time (fixtures) */
+
+Test(cgroup, cpu_max_parse_reads_quota_and_period) {
+        static const struct {
+                const char *text;
+                int r;
+                uint64_t quota, period;
+        } cases[] = {
+                { "max 100000\n", 0, CGROUP_QUOTA_NONE, 100000 },
+                { "50000 100000\n", 0, 50000, 100000 },
+                { "1000 1000\n", 0, 1000, 1000 },
+                { "max 100000", -EINVAL, 0, 0 }, /* cut short */
+                { "max\n", -EINVAL, 0, 0 },
+                { "50000\n", -EINVAL, 0, 0 },
+                { "0 100000\n", -EINVAL, 0, 0 },
+                { "50000 0\n", -EINVAL, 0, 0 },
+                { "-1 100000\n", -EINVAL, 0, 0 },
+                { "max  100000\n", -EINVAL, 0, 0 },
+                { " max 100000\n", -EINVAL, 0, 0 },
+                { "max 100000 7\n", -EINVAL, 0, 0 },
+                { "max 100000\n\n", -EINVAL, 0, 0 },
+                { "maximum 100000\n", -EINVAL, 0, 0 },
+                { "50000 18446744073709551616\n", -EINVAL, 0, 0 },
+                { "", -EINVAL, 0, 0 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                uint64_t q = 4242, p = 4242;
+                int r = cgroup_cpu_max_parse(cases[i].text, &q, &p);
+
+                cr_expect_eq(r, cases[i].r, "\"%s\": %d", cases[i].text, r);
+                cr_expect_eq(q, r < 0 ? 4242 : cases[i].quota, "\"%s\": quota", cases[i].text);
+                cr_expect_eq(p, r < 0 ? 4242 : cases[i].period, "\"%s\": period", cases[i].text);
+        }
+        cr_expect_eq(cgroup_cpu_max_parse(NULL, NULL, NULL), -EINVAL);
+}
+
+/* The levers of a fixture group, as they should read. */
+static void expect_levers(const char *tree, const char *group, bool idle, uint64_t quota,
+                          uint64_t period, uint64_t throttled) {
+        _cleanup_free_ CgroupLayout *l = load_fixture(tree, NULL);
+        uint64_t q = 4242, p = 4242, t = 4242;
+        bool i = !idle;
+
+        cr_assert_eq(cgroup_get_cpu_idle(l, group, &i), 0, "%s %s", tree, group);
+        cr_expect_eq(i, idle, "%s %s: idle", tree, group);
+        cr_assert_eq(cgroup_get_cpu_quota(l, group, &q, &p), 0, "%s %s", tree, group);
+        cr_expect_eq(q, quota, "%s %s: quota %" PRIu64, tree, group, q);
+        cr_expect_eq(p, period, "%s %s: period %" PRIu64, tree, group, p);
+        if (throttled == UINT64_MAX)
+                return;
+        cr_assert_eq(cgroup_read_cpu_throttled(l, group, &t), 0, "%s %s", tree, group);
+        cr_expect_eq(t, throttled, "%s %s: throttled %" PRIu64, tree, group, t);
+}
+
+Test(cgroup, idle_quota_and_throttled_on_v1_and_v2) {
+        /* v1 throttled_time is in ns */
+        expect_levers("cgroup/v1", "cgbalance.slice/levers", true, 50000, 100000, 345678);
+        expect_levers("cgroup/v2", "cgbalance.slice/levers", false, 25000, 50000, 2500000);
+        expect_levers("cgroup/v2", "cgbalance.slice/unlimited", true, CGROUP_QUOTA_NONE, 100000,
+                      /* no cpu.stat */ UINT64_MAX);
+}
+
+/* A group without the files: a kernel before cpu.idle, or a v2 group without the cpu
+ * controller. A group that is not there at all stays -ENOENT. */
+Test(cgroup, levers_missing_from_a_group_are_unsupported) {
+        static const char *const trees[] = { "cgroup/v1", "cgroup/v2" };
+
+        for (size_t i = 0; i < ELEMENTSOF(trees); i++) {
+                _cleanup_free_ CgroupLayout *l = load_fixture(trees[i], NULL);
+                uint64_t v = 4242;
+                bool idle = true;
+
+                cr_expect_eq(cgroup_get_cpu_idle(l, "cgbalance.slice/no-levers", &idle),
+                             -EOPNOTSUPP, "%s", trees[i]);
+                cr_expect_eq(cgroup_get_cpu_quota(l, "cgbalance.slice/no-levers", &v, NULL),
+                             -EOPNOTSUPP, "%s", trees[i]);
+                cr_expect_eq(cgroup_read_cpu_throttled(l, "cgbalance.slice/no-levers", &v),
+                             -EOPNOTSUPP, "%s", trees[i]);
+                cr_expect_eq(cgroup_get_cpu_idle(l, "cgbalance.slice/gone", &idle), -ENOENT);
+                cr_expect_eq(cgroup_get_cpu_quota(l, "cgbalance.slice/gone", &v, NULL), -ENOENT);
+                cr_expect_eq(cgroup_read_cpu_throttled(l, "cgbalance.slice/gone", &v), -ENOENT);
+                cr_expect(idle);
+                cr_expect_eq(v, 4242);
+        }
+}
+
+Test(cgroup, levers_reject_malformed_files) {
+        static const char *const trees[] = { "cgroup/v1", "cgroup/v2" };
+
+        for (size_t i = 0; i < ELEMENTSOF(trees); i++) {
+                _cleanup_free_ CgroupLayout *l = load_fixture(trees[i], NULL);
+                uint64_t v = 4242;
+                bool idle = true;
+
+                cr_expect_eq(cgroup_get_cpu_idle(l, "cgbalance.slice/bad-levers", &idle), -EINVAL,
+                             "%s", trees[i]);
+                cr_expect_eq(cgroup_get_cpu_quota(l, "cgbalance.slice/bad-levers", &v, NULL),
+                             -EINVAL, "%s", trees[i]);
+                cr_expect_eq(cgroup_read_cpu_throttled(l, "cgbalance.slice/bad-levers", &v),
+                             -EINVAL, "%s", trees[i]);
+                cr_expect(idle);
+                cr_expect_eq(v, 4242);
+        }
+}
+
+Test(cgroup, lever_writers_refuse_bad_arguments_first) {
+        _cleanup_free_ CgroupLayout *l = load_fixture("cgroup/v1", NULL);
+        _cleanup_free_ CgroupLayout *nocpu = load_fixture("cgroup/v2-nocpu", NULL);
+        uint64_t v;
+        bool idle;
+
+        cr_expect_eq(cgroup_set_cpu_idle(l, "", true), -EINVAL, "the root group");
+        cr_expect_eq(cgroup_set_cpu_idle(l, "a//b", true), -EINVAL);
+        cr_expect_eq(cgroup_set_cpu_quota(l, "", 50000), -EINVAL, "the root group");
+        cr_expect_eq(cgroup_set_cpu_quota(l, "g", 1), -ERANGE);
+        cr_expect_eq(cgroup_set_cpu_quota(l, "g", CGROUP_QUOTA_MIN_USEC - 1), -ERANGE);
+        cr_expect_eq(cgroup_set_cpu_quota(l, "g", CGROUP_QUOTA_MAX_USEC + 1), -ERANGE);
+        cr_expect_eq(cgroup_get_cpu_idle(l, "g", NULL), -EINVAL);
+        cr_expect_eq(cgroup_read_cpu_throttled(l, "g", NULL), -EINVAL);
+        cr_expect_eq(cgroup_get_cpu_idle(nocpu, "x", &idle), -EOPNOTSUPP);
+        cr_expect_eq(cgroup_set_cpu_idle(nocpu, "x", true), -EOPNOTSUPP);
+        cr_expect_eq(cgroup_get_cpu_quota(nocpu, "x", &v, NULL), -EOPNOTSUPP);
+        cr_expect_eq(cgroup_set_cpu_quota(nocpu, "x", CGROUP_QUOTA_NONE), -EOPNOTSUPP);
+        cr_expect_eq(cgroup_read_cpu_throttled(nocpu, "x", &v), -EOPNOTSUPP);
+}
+
 /* Checks done before anything is written, so safe with a fixture layout. */
 Test(cgroup, writers_refuse_bad_arguments_first) {
         _cleanup_free_ CgroupLayout *l = load_fixture("cgroup/v1", NULL);
@@ -574,6 +702,26 @@ static void expect_procs(const char *dir, const char *rel, const char *want) {
         _cleanup_free_ char *got = slurp(dir, rel);
 
         cr_expect_str_eq(got, want, "%s", rel);
+}
+
+Test(cgroup, v1_quota_of_minus_one_is_no_limit) {
+        _cleanup_free_ char *dir = NULL, *file = NULL;
+        _cleanup_free_ CgroupLayout *l = load_copy("cgroup/v1", &dir);
+        _cleanup_close_ int fd = -EBADF;
+        uint64_t quota = 4242, period = 0;
+
+        cr_assert_gt(asprintf(&file,
+                              "%s/sys/fs/cgroup/cpu,cpuacct/cgbalance.slice/levers/"
+                              "cpu.cfs_quota_us",
+                              dir),
+                     0);
+        fd = open(file, O_WRONLY | O_TRUNC | O_CLOEXEC);
+        cr_assert_geq(fd, 0);
+        cr_assert_eq(write(fd, "-1\n", 3), 3);
+        cr_assert_eq(cgroup_get_cpu_quota(l, "cgbalance.slice/levers", &quota, &period), 0);
+        cr_expect_eq(quota, CGROUP_QUOTA_NONE);
+        cr_expect_eq(period, 100000);
+        rm_rf(dir);
 }
 
 Test(cgroup, attach_pid_on_hybrid_writes_each_hierarchy_and_the_mirror) {
@@ -1330,17 +1478,24 @@ Test(cgroup_live, attach_of_exited_task_is_esrch) {
                 cr_expect_eq(cgroup_attach_tid(&live, live_group, pid), -ESRCH);
 }
 
-Test(cgroup_live, usage_grows_while_a_child_burns_cpu) {
+/* Reads a counter of live_group in usec before and after a child burns CPU in it for 300 ms. */
+static void expect_grows_beside_a_burner(int (*read)(const CgroupLayout *, const char *,
+                                                     uint64_t *),
+                                         const char *what, uint64_t min_usec) {
         uint64_t before = 0, after = 0;
 
-        live_create();
         cr_assert_eq(cgroup_attach_pid(&live, live_group, spawn(burn_forever)), 0);
-        cr_assert_eq(cgroup_read_usage(&live, live_group, &before), 0);
+        cr_assert_eq(read(&live, live_group, &before), 0, "%s", what);
         sleep_ms(300);
-        cr_assert_eq(cgroup_read_usage(&live, live_group, &after), 0);
-        /* It had 300 ms of a CPU to itself or nearly: demand a tenth of that. */
-        cr_expect_geq(after, before + 30000, "usage %" PRIu64 " -> %" PRIu64 " usec", before,
+        cr_assert_eq(read(&live, live_group, &after), 0, "%s", what);
+        cr_expect_geq(after, before + min_usec, "%s %" PRIu64 " -> %" PRIu64 " usec", what, before,
                       after);
+}
+
+Test(cgroup_live, usage_grows_while_a_child_burns_cpu) {
+        live_create();
+        /* It had 300 ms of a CPU to itself or nearly: demand a tenth of that. */
+        expect_grows_beside_a_burner(cgroup_read_usage, "usage", 30000);
 }
 
 Test(cgroup_live, pressure_counts_stalls_of_the_group) {
@@ -1458,6 +1613,83 @@ Test(cgroup_live, remove_of_missing_group_is_enoent) {
 Test(cgroup_live, set_weight_of_missing_group_is_enoent) {
         live_begin();
         cr_expect_eq(cgroup_set_cpu_weight(&live, live_group, 100), -ENOENT);
+}
+
+/* ---- levers past the weight, live */
+
+/* Skips when the kernel has no cpu.idle (before 5.15). */
+static void need_cpu_idle(void) {
+        bool idle;
+        int r = cgroup_get_cpu_idle(&live, live_group, &idle);
+
+        if (r == -EOPNOTSUPP)
+                live_skip("no cpu.idle on this kernel");
+        cr_assert_eq(r, 0, "%s", strerror(-r));
+}
+
+Test(cgroup_live, idle_is_written_and_read_back) {
+        _cleanup_free_ char *on = NULL, *off = NULL;
+        bool idle = false;
+
+        live_create();
+        need_cpu_idle();
+        cr_assert_eq(cgroup_set_cpu_idle(&live, live_group, true), 0);
+        on = live_read(live.cpu_path, live_group, "cpu.idle");
+        cr_expect_str_eq(on, "1\n");
+        cr_assert_eq(cgroup_get_cpu_idle(&live, live_group, &idle), 0);
+        cr_expect(idle);
+        cr_assert_eq(cgroup_set_cpu_idle(&live, live_group, false), 0);
+        off = live_read(live.cpu_path, live_group, "cpu.idle");
+        cr_expect_str_eq(off, "0\n");
+}
+
+static const char *quota_file(void) {
+        return live.mode == CGROUP_MODE_V2 ? "cpu.max" : "cpu.cfs_quota_us";
+}
+
+Test(cgroup_live, quota_is_written_and_the_period_kept) {
+        bool v2;
+        _cleanup_free_ char *limited = NULL, *unlimited = NULL;
+        uint64_t quota = 0, period = 0;
+
+        live_create();
+        v2 = live.mode == CGROUP_MODE_V2;
+        /* not the default period: the daemon must leave it as it finds it */
+        if (v2)
+                live_write(live.cpu_path, live_group, "cpu.max", "max 50000");
+        else
+                live_write(live.cpu_path, live_group, "cpu.cfs_period_us", "50000");
+        cr_assert_eq(cgroup_get_cpu_quota(&live, live_group, &quota, &period), 0);
+        cr_expect_eq(quota, CGROUP_QUOTA_NONE);
+        cr_expect_eq(period, 50000);
+        cr_assert_eq(cgroup_set_cpu_quota(&live, live_group, 25000), 0);
+        limited = live_read(live.cpu_path, live_group, quota_file());
+        cr_expect_str_eq(limited, v2 ? "25000 50000\n" : "25000\n");
+        cr_assert_eq(cgroup_get_cpu_quota(&live, live_group, &quota, &period), 0);
+        cr_expect_eq(quota, 25000);
+        cr_expect_eq(period, 50000);
+        cr_assert_eq(cgroup_set_cpu_quota(&live, live_group, CGROUP_QUOTA_NONE), 0);
+        unlimited = live_read(live.cpu_path, live_group, quota_file());
+        cr_expect_str_eq(unlimited, v2 ? "max 50000\n" : "-1\n");
+}
+
+Test(cgroup_live, throttled_grows_while_a_quota_holds_a_burner_back) {
+        live_create();
+        cr_assert_eq(cgroup_set_cpu_quota(&live, live_group, 10000), 0); /* 10% of a CPU */
+        /* held back for about 90% of 300 ms, less if others keep it waiting: demand a tenth */
+        expect_grows_beside_a_burner(cgroup_read_cpu_throttled, "throttled", 30000);
+}
+
+Test(cgroup_live, levers_of_a_missing_group_are_enoent) {
+        uint64_t v;
+        bool idle;
+
+        live_begin();
+        cr_expect_eq(cgroup_set_cpu_idle(&live, live_group, true), -ENOENT);
+        cr_expect_eq(cgroup_set_cpu_quota(&live, live_group, 50000), -ENOENT);
+        cr_expect_eq(cgroup_get_cpu_idle(&live, live_group, &idle), -ENOENT);
+        cr_expect_eq(cgroup_get_cpu_quota(&live, live_group, &v, NULL), -ENOENT);
+        cr_expect_eq(cgroup_read_cpu_throttled(&live, live_group, &v), -ENOENT);
 }
 
 /* ---- memory limits, live */

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cgroup-levers.h"
 #include "cpumask.h"
 #include "macro.h"
 #include "record.h"
@@ -129,6 +130,17 @@ Test(record, parse_rejects_hostile_text_and_names_the_line) {
                 /* the same pid or group twice: which one is right? */
                 { HEADER "task 12 5 0 1 7\ntask 12 6 0 1 7\n", 0 },
                 { HEADER "cgroup 1024 1536 a\ncgroup 1024 512 a\n", 0 },
+                /* the levers past the weight: idle 0 or 1, quota usec up to 2^44-1 (0: none) */
+                { HEADER "cgroup-idle 2 1 a\n", 2 },
+                { HEADER "cgroup-idle 0 -1 a\n", 2 },
+                { HEADER "cgroup-idle 00 1 a\n", 2 },
+                { HEADER "cgroup-quota 0 17592186044416 a\n", 2 },
+                { HEADER "cgroup-quota -1 50000 a\n", 2 },
+                { HEADER "cgroup-quota max 50000 a\n", 2 },
+                { HEADER "cgroup-quota 0 50000\n", 2 },
+                { HEADER "cgroup-quotas 0 50000 a\n", 2 },
+                { HEADER "cgroup-idle 0 1 a\ncgroup-idle 0 1 a\n", 0 },
+                { HEADER "cgroup-quota 0 1000 a\ncgroup 1 2 b\ncgroup-quota 0 2000 a\n", 0 },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -163,6 +175,51 @@ Test(record, format_writes_what_parse_reads_back) {
 
         cr_assert_eq(record_format(rec, &out), 0);
         cr_expect_str_eq(out, text);
+}
+
+/* The levers past the weight: a line per attribute, "cgroup-quota 0" the encoding of no limit. */
+Test(record, idle_and_quota_lines_round_trip_beside_the_weight) {
+        static const char text[] = HEADER "cgroup 1024 1536 a\n"
+                                          "cgroup-idle 0 1 a\n"
+                                          "cgroup-quota 0 50000 a\n"
+                                          "cgroup-idle 1 0 b c\n"
+                                          "cgroup-quota 75000 17592186044415 d\n";
+        _cleanup_record_ Record *rec = parse_ok(text);
+        _cleanup_free_ char *out = NULL;
+        uint64_t orig = 4242, set = 4242;
+
+        cr_assert_eq(rec->n_cgroups, 3);
+        cr_expect_str_eq(rec->cgroups[0].path, "a");
+        cr_expect(rec->cgroups[0].values[W].recorded);
+        cr_assert(record_lookup_cgroup(rec, "a", RECORD_CGROUP_IDLE, &orig, &set));
+        cr_expect_eq(orig, 0);
+        cr_expect_eq(set, 1);
+        cr_assert(record_lookup_cgroup(rec, "a", RECORD_CGROUP_QUOTA, &orig, &set));
+        cr_expect_eq(orig, CGROUP_QUOTA_NONE);
+        cr_expect_eq(set, 50000);
+        cr_expect_not(record_lookup_cgroup(rec, "b c", W, NULL, NULL));
+        cr_expect_not(record_lookup_cgroup(rec, "b c", RECORD_CGROUP_QUOTA, NULL, NULL));
+        cr_assert(record_lookup_cgroup(rec, "b c", RECORD_CGROUP_IDLE, &orig, &set));
+        cr_expect_eq(orig, 1);
+        cr_expect_eq(set, 0);
+        cr_assert(record_lookup_cgroup(rec, "d", RECORD_CGROUP_QUOTA, &orig, &set));
+        cr_expect_eq(orig, 75000);
+        cr_expect_eq(set, CGROUP_QUOTA_MAX_USEC);
+        cr_assert_eq(record_format(rec, &out), 0);
+        cr_expect_str_eq(out, text);
+}
+
+Test(record, format_refuses_idle_and_quota_out_of_range) {
+        RecordCgroup g = { .path = (char *) "a" };
+        Record rec = { .cgroups = &g, .n_cgroups = 1 };
+        char *out = NULL;
+
+        g.values[RECORD_CGROUP_IDLE] = (RecordValue){ true, 0, 2 };
+        cr_expect_eq(record_format(&rec, &out), -EINVAL, "idle 2");
+        g.values[RECORD_CGROUP_IDLE] = (RecordValue){};
+        g.values[RECORD_CGROUP_QUOTA] = (RecordValue){ true, CGROUP_QUOTA_MAX_USEC + 1, 0 };
+        cr_expect_eq(record_format(&rec, &out), -EINVAL, "quota above the kernel's");
+        cr_expect_null(out);
 }
 
 Test(record, format_of_an_empty_record_is_the_header) {

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "actuator.h"
+#include "cgroup-levers.h"
 #include "cgroup-tree.h"
 #include "cgroup.h"
 #include "clock.h"
@@ -196,11 +197,16 @@ static void put_stat(pid_t pid, pid_t tid, const StatSpec *s) {
             s->threads ? s->threads : 1, s->start, s->cpu);
 }
 
-static void put_schedstat(pid_t pid, pid_t tid, uint64_t run_ns, uint64_t wait_ns) {
+static void put_schedstat_slices(pid_t pid, pid_t tid, uint64_t run_ns, uint64_t wait_ns,
+                                 uint64_t timeslices) {
         _cleanup_free_ char *rel = NULL;
 
         cr_assert_gt(asprintf(&rel, "proc/%d/task/%d/schedstat", (int) pid, (int) tid), 0);
-        put(rel, "%" PRIu64 " %" PRIu64 " 1000\n", run_ns, wait_ns);
+        put(rel, "%" PRIu64 " %" PRIu64 " %" PRIu64 "\n", run_ns, wait_ns, timeslices);
+}
+
+static void put_schedstat(pid_t pid, pid_t tid, uint64_t run_ns, uint64_t wait_ns) {
+        put_schedstat_slices(pid, tid, run_ns, wait_ns, 1000);
 }
 
 /* mixed-1node's /proc/stat with extra ticks on each CPU: user and idle. */
@@ -553,6 +559,96 @@ Test(sampler_fixture, bad_arguments) {
         cr_expect_eq(s, (Sampler *) 0x1);
         cr_expect_eq(sampler_sample(fx.s, NULL, NULL, 1, &snap, &sys), -EINVAL);
         cr_expect_null(sampler_free(NULL));
+}
+
+#define CPU_DIR "sys/fs/cgroup/cpu/cgbalance.slice/"
+
+/* cpu.idle and the quota as the group has them; "ours" only while they hold what the record
+ * says the daemon set (someone may have changed them since). */
+Test(sampler_fixture, levers_are_read_and_ours_only_while_they_hold_what_the_record_set) {
+        _cleanup_record_ Record *r = NULL;
+        const PolicySnapshot *snap;
+        const PolicyCgroup *g;
+
+        fx_begin("mixed-1node", true, 500);
+        put(CPU_DIR "batch/cpu.idle", "1\n");
+        put(CPU_DIR "batch/cpu.cfs_quota_us", "25000\n");
+        put(CPU_DIR "batch/cpu.cfs_period_us", "50000\n");
+        put(CPU_DIR "app/cpu.idle", "0\n");
+        put(CPU_DIR "app/cpu.cfs_quota_us", "-1\n");
+        put(CPU_DIR "app/cpu.cfs_period_us", "100000\n");
+        cr_assert_eq(record_new(&r), 0);
+        cr_assert_eq(record_put_cgroup(r, "cgbalance.slice/batch", RECORD_CGROUP_IDLE, 0, 1), 0);
+        cr_assert_eq(record_put_cgroup(r, "cgbalance.slice/batch", RECORD_CGROUP_QUOTA, 0, 25000),
+                     0);
+        cr_assert_eq(record_put_cgroup(r, "cgbalance.slice/app", RECORD_CGROUP_IDLE, 0, 1), 0);
+        cr_assert_eq(record_put_cgroup(r, "cgbalance.slice/app", RECORD_CGROUP_QUOTA, 0, 50000), 0);
+        sampler_set_since_boot(fx.s, true);
+        snap = fx_sample_with(r, 1, NULL);
+        g = find_group(snap, "cgbalance.slice/batch");
+        cr_assert_not_null(g);
+        cr_expect(g->has_idle);
+        cr_expect(g->idle);
+        cr_expect(g->idle_ours);
+        cr_expect_eq(g->quota_permyriad, 5000, "25 ms per 50 ms: %u", g->quota_permyriad);
+        cr_expect(g->quota_ours);
+        g = find_group(snap, "cgbalance.slice/app");
+        cr_assert_not_null(g);
+        cr_expect(g->has_idle);
+        cr_expect_not(g->idle);
+        cr_expect_not(g->idle_ours, "someone else set it back to 0");
+        cr_expect_eq(g->quota_permyriad, 0, "no limit");
+        cr_expect_not(g->quota_ours, "someone else lifted it");
+        g = find_group(snap, "cgbalance.slice");
+        cr_assert_not_null(g);
+        cr_expect_not(g->has_idle, "no cpu.idle file");
+        cr_expect_not(g->idle_ours);
+        cr_expect_eq(g->quota_permyriad, 0);
+        cr_expect_eq(g->throttled_permyriad, 0);
+}
+
+Test(sampler_fixture, throttled_time_is_a_share_of_the_interval) {
+        const PolicySnapshot *snap;
+
+        fx_begin("mixed-1node", true, 500);
+        put(CPU_DIR "batch/cpu.stat", "nr_periods 10\nnr_throttled 2\nthrottled_time 1000000000\n");
+        snap = fx_sample(10 * SEC, NULL);
+        cr_expect_eq(find_group(snap, "cgbalance.slice/batch")->throttled_permyriad, 0,
+                     "the first sample only primes");
+        put(CPU_DIR "batch/cpu.stat", "nr_periods 20\nnr_throttled 7\nthrottled_time 1250000000\n");
+        snap = fx_sample(11 * SEC, NULL);
+        cr_expect_eq(find_group(snap, "cgbalance.slice/batch")->throttled_permyriad, 2500,
+                     "0.25 s of 1 s");
+        cr_expect_eq(find_group(snap, "cgbalance.slice/app")->throttled_permyriad, 0,
+                     "no cpu.stat");
+}
+
+Test(sampler_fixture, latency_is_the_mean_wait_per_timeslice_over_the_interval) {
+        const PolicySnapshot *snap;
+        const PolicyCgroup *g;
+
+        fx_begin("mixed-1node", true, 500);
+        snap = fx_sample(10 * SEC, NULL);
+        cr_expect_not(find_group(snap, "cgbalance.slice/batch")->has_latency, "only primes");
+        /* 0.25 s more waiting over 50 more times on a CPU: 5 ms a time */
+        put_schedstat_slices(510, 510, UINT64_C(150500000000), UINT64_C(30250000000), 1050);
+        snap = fx_sample(11 * SEC, NULL);
+        g = find_group(snap, "cgbalance.slice/batch");
+        cr_expect(g->has_latency);
+        cr_expect_eq(g->latency_usec, 5000, "%u usec", g->latency_usec);
+        g = find_group(snap, "cgbalance.slice/app");
+        cr_expect_not(g->has_latency, "its tasks never got a CPU in the interval");
+        cr_expect_eq(g->latency_usec, 0);
+}
+
+Test(sampler_fixture, latency_since_boot_is_over_each_task_s_life) {
+        const PolicyCgroup *g;
+
+        fx_begin("mixed-1node", false, 500);
+        g = find_group(fx_since_boot(NULL), "cgbalance.slice/batch");
+        cr_expect(g->has_latency);
+        cr_expect_eq(g->latency_usec, 30000, "30 s of waiting over 1000 times: %u usec",
+                     g->latency_usec);
 }
 
 /* ---- mixed-1node as a live machine: deltas between samples of a changing copy */
@@ -962,6 +1058,34 @@ Test(sampler_live, busy_children_show_util_demand_and_group_usage) {
                 cr_expect(g->has_pressure, "mode %s", cgroup_mode_to_string(live.layout.mode));
         cr_expect_eq(sys->n_threads, 2);
         cr_expect_gt(sys->sample_usec, 0);
+}
+
+Test(sampler_live, idle_quota_and_throttling_of_the_group_show_in_the_snapshot) {
+        const PolicySnapshot *snap;
+        const PolicyCgroup *g;
+        int r;
+
+        live_begin();
+        r = cgroup_set_cpu_idle(&live.layout, live.group, true);
+        if (r == -EOPNOTSUPP)
+                live_skip("no cpu.idle on this kernel");
+        cr_assert_eq(r, 0, "%s", strerror(-r));
+        /* a tenth of a CPU, with the period as the group has it */
+        cr_assert_eq(cgroup_set_cpu_quota(&live.layout, live.group, 10000), 0);
+        (void) live_spawn(spin);
+        (void) live_sample(live.s, NULL);
+        sleep_ms(500);
+        snap = live_sample(live.s, NULL);
+        cr_assert_eq(snap->n_cgroups, 1);
+        g = &snap->cgroups[0];
+        cr_expect(g->has_idle);
+        cr_expect(g->idle);
+        cr_expect_not(g->idle_ours, "no record: not the daemon's");
+        cr_expect_eq(g->quota_permyriad, 1000, "%u", g->quota_permyriad);
+        cr_expect_not(g->quota_ours);
+        /* held back about 90% of the time, less when others keep it waiting: a third */
+        cr_expect_geq(g->throttled_permyriad, 3000, "%u", g->throttled_permyriad);
+        cr_expect(g->has_latency, "it was given a CPU in the interval");
 }
 
 Test(sampler_live, exited_child_is_dropped_and_its_fds_closed) {
