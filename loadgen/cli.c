@@ -229,15 +229,22 @@ int cli_parse_static(const char *spec, SandboxStatic *ret, char *why, size_t why
 
 int cli_check_static(const SandboxStatic *s, const char *spec) {
         CgroupLayout l;
-        bool idle;
-        int r;
 
         if (!sandbox_static_has_idle(s))
                 return 0;
         /* Without a cpu controller, or not root: the sandbox's own error says it better. */
         if (cgroup_layout_detect(&l) < 0 || !l.cpu_path[0] || cgroup_create(&l, SANDBOX_SLICE) < 0)
                 return 0;
-        r = cgroup_get_cpu_idle(&l, SANDBOX_SLICE, &idle);
+        return cli_check_static_at(&l, s, spec);
+}
+
+int cli_check_static_at(const CgroupLayout *l, const SandboxStatic *s, const char *spec) {
+        bool idle;
+        int r;
+
+        if (!sandbox_static_has_idle(s))
+                return 0;
+        r = cgroup_get_cpu_idle(l, SANDBOX_SLICE, &idle);
         if (r == -EOPNOTSUPP) {
                 log_error("--static %s sets cpu.idle, which this kernel's cpu controller lacks "
                           "(Linux 5.15 and later have it, on cgroup v1 and v2). Use a weight "

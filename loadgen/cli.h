@@ -160,6 +160,8 @@ int cli_parse_static(const char *spec, SandboxStatic *ret, char *why, size_t why
  * says why), or -EOPNOTSUPP after logging that --static spec needs cpu.idle, Linux 5.15+.
  */
 int cli_check_static(const SandboxStatic *s, const char *spec);
+/* The same in layout l (a fixture's), whose SANDBOX_SLICE group exists: reads only. */
+int cli_check_static_at(const CgroupLayout *l, const SandboxStatic *s, const char *spec);
 
 /* loadgen --static, set by main() before the command runs: every sandbox the command makes
  * (cli_make_sandbox()) gets it. Nothing set by default. */

@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 
 #include "cli.h"
 #include "macro.h"
+#include "testutil.h"
 
 /* The argv of a command that takes every shared option but --cpus; 0, or -EINVAL. */
 static int parse(const char *const *args, CliCommon *co, int *ret_optind) {
@@ -288,4 +290,28 @@ Test(cli, static_nothing_set) {
         cr_expect_str_eq(sandbox_part_name(SANDBOX_LOAD), "load");
         cr_expect_null(sandbox_part_name(SANDBOX_RUN));
         cr_expect_null(sandbox_part_name(_SANDBOX_PART_MAX));
+}
+
+/* A kernel without cpu.idle (before 5.15): refused, naming the option; with it, or with no idle
+ * asked for, fine. A v1 layout over a temporary tree, only read. */
+Test(cli, static_idle_needs_cpu_idle_in_the_kernel, .init = cr_redirect_stderr) {
+        _cleanup_free_ char *dir = make_tmpdir();
+        CgroupLayout l = { .mode = CGROUP_MODE_V1 };
+        SandboxStatic idle = { .part[SANDBOX_LOAD].idle = true };
+        SandboxStatic weight = { .part[SANDBOX_JOB].weight = 1000 };
+        int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        cr_assert_geq(fd, 0);
+        snprintf(l.cpu_path, sizeof l.cpu_path, "%s", dir);
+        write_file_at(fd, SANDBOX_SLICE "/cpu.shares", "1024\n");
+        cr_expect_eq(cli_check_static_at(&l, &idle, "load=idle"), -EOPNOTSUPP);
+        cr_expect_eq(cli_check_static_at(&l, &weight, "job=weight:1000"), 0);
+        fflush(stderr);
+        cr_expect_stderr_eq_str("--static load=idle sets cpu.idle, which this kernel's cpu "
+                                "controller lacks (Linux 5.15 and later have it, on cgroup v1 "
+                                "and v2). Use a weight instead.\n");
+        write_file_at(fd, SANDBOX_SLICE "/cpu.idle", "0\n");
+        cr_expect_eq(cli_check_static_at(&l, &idle, "load=idle"), 0);
+        close(fd);
+        rm_rf(dir);
 }
