@@ -2,14 +2,19 @@
 #include <errno.h>
 #include <getopt.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "cgroup-levers.h"
 #include "cli.h"
 #include "log.h"
 #include "load.h"
 #include "macro.h"
+#include "parse.h"
 
 volatile sig_atomic_t cli_stop;
+SandboxStatic cli_static;
 
 static void on_stop_signal(int sig) {
         cli_stop = sig;
@@ -156,15 +161,114 @@ int cli_parse_unsigned(const char *name, const char *arg, unsigned min, unsigned
         return 0;
 }
 
+/* One SETTING of --static, the n bytes at s, into *ret. */
+static int parse_static_one(const char *s, size_t n, SandboxStatic *ret, char *why,
+                            size_t why_size) {
+        const char *eq = memchr(s, '=', n), *v;
+        size_t name_n, v_n;
+        SandboxSetting *set = NULL;
+        uint64_t w;
+
+        if (n == 0) {
+                snprintf(why, why_size, "an empty setting (a '+' too many?)");
+                return -EINVAL;
+        }
+        if (!eq) {
+                snprintf(why, why_size, "\"%.*s\" is not GROUP=SETTING", (int) n, s);
+                return -EINVAL;
+        }
+        name_n = (size_t) (eq - s);
+        for (int p = SANDBOX_RUN + 1; p < _SANDBOX_PART_MAX; p++)
+                if (strlen(sandbox_part_name(p)) == name_n &&
+                    memcmp(sandbox_part_name(p), s, name_n) == 0)
+                        set = &ret->part[p];
+        if (!set) {
+                snprintf(why, why_size, "no group \"%.*s\" (want job or load)", (int) name_n, s);
+                return -EINVAL;
+        }
+        if (set->weight || set->idle) {
+                snprintf(why, why_size, "%.*s is set twice (one setting a group)", (int) name_n, s);
+                return -EINVAL;
+        }
+        v = eq + 1;
+        v_n = n - name_n - 1;
+        if (v_n == 4 && memcmp(v, "idle", 4) == 0) {
+                set->idle = true;
+                return 0;
+        }
+        if (v_n > 7 && memcmp(v, "weight:", 7) == 0) {
+                if (parse_u64_span(v + 7, v_n - 7, &w) < 0 || w < CGROUP_WEIGHT_MIN ||
+                    w > CGROUP_WEIGHT_MAX) {
+                        snprintf(why, why_size, "weight \"%.*s\" is not a number from %u to %u",
+                                 (int) (v_n - 7), v + 7, CGROUP_WEIGHT_MIN, CGROUP_WEIGHT_MAX);
+                        return -EINVAL;
+                }
+                set->weight = w;
+                return 0;
+        }
+        snprintf(why, why_size, "\"%.*s\" is not weight:N or idle", (int) v_n, v);
+        return -EINVAL;
+}
+
+int cli_parse_static(const char *spec, SandboxStatic *ret, char *why, size_t why_size) {
+        SandboxStatic s = { 0 };
+
+        for (const char *p = spec;;) {
+                const char *end = strchrnul(p, '+');
+                int r = parse_static_one(p, (size_t) (end - p), &s, why, why_size);
+
+                if (r < 0)
+                        return r;
+                if (!*end)
+                        break;
+                p = end + 1;
+        }
+        *ret = s;
+        return 0;
+}
+
+int cli_check_static(const SandboxStatic *s, const char *spec) {
+        CgroupLayout l;
+
+        if (!sandbox_static_has_idle(s))
+                return 0;
+        /* Without a cpu controller, or not root: the sandbox's own error says it better. */
+        if (cgroup_layout_detect(&l) < 0 || !l.cpu_path[0] || cgroup_create(&l, SANDBOX_SLICE) < 0)
+                return 0;
+        return cli_check_static_at(&l, s, spec);
+}
+
+int cli_check_static_at(const CgroupLayout *l, const SandboxStatic *s, const char *spec) {
+        bool idle;
+        int r;
+
+        if (!sandbox_static_has_idle(s))
+                return 0;
+        r = cgroup_get_cpu_idle(l, SANDBOX_SLICE, &idle);
+        if (r == -EOPNOTSUPP) {
+                log_error("--static %s sets cpu.idle, which this kernel's cpu controller lacks "
+                          "(Linux 5.15 and later have it, on cgroup v1 and v2). Use a weight "
+                          "instead.",
+                          spec);
+                return r;
+        }
+        return 0;
+}
+
 int cli_make_sandbox(const CliCommon *c, Sandbox **ret) {
         SandboxOptions so = {
                 .cpus = c->cpus,
                 .mem_bytes = c->ram_bytes,
                 .dir = c->dir,
                 .cgroups = !c->no_sandbox,
+                .statics = &cli_static,
         };
         int r;
 
+        if (c->no_sandbox && sandbox_static_is_set(&cli_static)) {
+                log_error("--static sets the run's cgroups, which --no-sandbox leaves out.");
+                return -EINVAL;
+        }
         r = sandbox_new(&so, ret);
         if (r == -EACCES || r == -EPERM || r == -EROFS)
                 return log_error_errno(r,
@@ -173,7 +277,8 @@ int cli_make_sandbox(const CliCommon *c, Sandbox **ret) {
                                        c->no_sandbox ? "" : ", or pass --no-sandbox");
         if (r == -EOPNOTSUPP)
                 return log_error_errno(r, "This host lacks a cgroup controller the sandbox needs "
-                                          "(cpu, and memory for --mem).");
+                                          "(cpu, and memory for --mem; cpu.idle for --static "
+                                          "GROUP=idle, Linux 5.15+).");
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the run's sandbox: %m");
         return 0;

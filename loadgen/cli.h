@@ -139,5 +139,34 @@ int cli_report(const char *json, CliTableFn table, CliJsonFn write_json, void *u
 int cli_parse_unsigned(const char *name, const char *arg, unsigned min, unsigned max,
                        unsigned *ret);
 
-/* The run's sandbox from the shared options; every error logged in words a user can act on. */
+/*
+ * --static: what an operator sets by hand on the run's groups instead of running cgbalanced
+ * (SandboxStatic), one or more settings joined by '+':
+ *
+ *   SPEC    := SETTING [ "+" SETTING ]...
+ *   SETTING := GROUP "=" ( "weight:" N | "idle" )     GROUP: job or load; N: 1..10000
+ *
+ * "job=weight:1000" (the job's cpu.weight 1000, cpu.shares 10240 on v1), "load=idle" (the load
+ * group's cpu.idle 1), "job=weight:1000+load=idle". A group at most once. Pure: 0 and *ret, or
+ * -EINVAL with why (why_size bytes, NUL-terminated, no final period) naming the bad part, for
+ * "Invalid --static \"SPEC\": WHY.".
+ */
+int cli_parse_static(const char *spec, SandboxStatic *ret, char *why, size_t why_size);
+
+/*
+ * Whether this kernel can apply s, --static spec: with a cpu.idle setting in s, whether groups
+ * have cpu.idle (asked of SANDBOX_SLICE, made if missing: the v2 root group has no cpu.idle
+ * file). 0 (also when s sets no idle, or cgroups cannot be asked at all: making the sandbox then
+ * says why), or -EOPNOTSUPP after logging that --static spec needs cpu.idle, Linux 5.15+.
+ */
+int cli_check_static(const SandboxStatic *s, const char *spec);
+/* The same in layout l (a fixture's), whose SANDBOX_SLICE group exists: reads only. */
+int cli_check_static_at(const CgroupLayout *l, const SandboxStatic *s, const char *spec);
+
+/* loadgen --static, set by main() before the command runs: every sandbox the command makes
+ * (cli_make_sandbox()) gets it. Nothing set by default. */
+extern SandboxStatic cli_static;
+
+/* The run's sandbox from the shared options, with cli_static; every error logged in words a
+ * user can act on. */
 int cli_make_sandbox(const CliCommon *c, Sandbox **ret);

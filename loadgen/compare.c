@@ -60,6 +60,8 @@ typedef struct Row {
         bool daemon;
         char *source; /* where its config came from, for the generated file's header */
         char *config_text; /* daemon rows: the file cgbalanced is started with */
+        const char *static_spec; /* static rows: --static's SPEC (borrowed), passed to the suite
+                                  * as loadgen --static; else NULL */
         char *config_path, *state_dir, *result_path, *log_path;
         char *output; /* the suite's stdout */
         char *result; /* the suite's --json */
@@ -685,7 +687,7 @@ static void output_read(Child *ch, Output *o) {
 }
 
 static int suite_start(Compare *c, Row *row, size_t index, Child *s) {
-        _cleanup_free_ char *label = NULL, *json = NULL;
+        _cleanup_free_ char *label = NULL, *json = NULL, *statics = NULL;
         _cleanup_free_ char **argv = NULL;
         size_t n = 0;
         int r;
@@ -694,10 +696,14 @@ static int suite_start(Compare *c, Row *row, size_t index, Child *s) {
             asprintf(&label, "--label=%s", row->name) < 0 ||
             asprintf(&json, "--json=%s", row->result_path) < 0)
                 return log_error_errno(ENOMEM, "Out of memory.");
-        argv = calloc(c->n_suite_args + 5, sizeof *argv);
+        if (row->static_spec && asprintf(&statics, "--static=%s", row->static_spec) < 0)
+                return log_error_errno(ENOMEM, "Out of memory.");
+        argv = calloc(c->n_suite_args + 6, sizeof *argv);
         if (!argv)
                 return log_error_errno(ENOMEM, "Out of memory.");
         argv[n++] = (char *) "loadgen";
+        if (statics) /* loadgen's own option: every group is made with it */
+                argv[n++] = statics;
         argv[n++] = (char *) c->suite->name;
         for (size_t i = 0; i < c->n_suite_args; i++)
                 argv[n++] = c->suite_args[i];
@@ -818,6 +824,9 @@ static int row_run(Compare *c, size_t index) {
                                  (now_usec() - start) / 1000);
         } else
                 r = check_no_daemon_running(c, /* verbose= */ false);
+        if (r == 0 && row->static_spec)
+                log_info("Row %s: the suite sets %s on its groups, left so.", row->name,
+                         row->static_spec);
         if (r == 0)
                 r = suite_run(c, row, index, row->daemon ? &d : NULL);
         row->elapsed_usec = now_usec() - start;
@@ -878,6 +887,10 @@ static void compose_json(const Compare *c, Json *j) {
                 json_begin(j, '{');
                 json_string(j, "name", row->name);
                 json_bool(j, "daemon", row->daemon);
+                if (row->static_spec)
+                        json_string(j, "static", row->static_spec);
+                else
+                        json_null(j, "static");
                 if (row->config_text)
                         json_string(j, "config", row->config_text);
                 else
@@ -938,10 +951,22 @@ static void help(bool sweep) {
                        "Runs SUITE once per configuration, starting and stopping " DAEMON_NAME "\n"
                        "itself, and prints the suite's table with a row (or column) per\n"
                        "configuration, as the seed mails compared kernels: no-daemon (with\n"
-                       "--no-daemon), default (the compiled-in defaults), then one per --config\n"
-                       "file, named by its base name without .conf.\n"
+                       "--no-daemon), one per --static, default (the compiled-in defaults;\n"
+                       "not with --no-default), then one per --config file, named by its base\n"
+                       "name without .conf.\n"
                        "\n"
-                       "  -c --config=FILE       A configuration to compare (repeatable).\n");
+                       "  -c --config=FILE       A configuration to compare (repeatable).\n"
+                       "     --static=SPEC       A row with no " DAEMON_NAME
+                       " where the suite's groups\n"
+                       "                         are set once, as an operator would instead,\n"
+                       "                         and left (repeatable, a row each, named\n"
+                       "                         static:SPEC). SPEC: GROUP=weight:N (cpu.weight\n"
+                       "                         1..10000, cpu.shares on v1) or GROUP=idle\n"
+                       "                         (cpu.idle 1, Linux 5.15+), several joined by\n"
+                       "                         +; GROUP: job (the compile, the benchmark) or\n"
+                       "                         load (the background load). E.g.\n"
+                       "                         --static job=weight:1000 --static load=idle.\n"
+                       "     --no-default        No row with the compiled-in defaults.\n");
         printf("     --no-daemon         First a row with no " DAEMON_NAME " running.\n"
                "  -j --json[=FILE]       Every row's config, the suite's own JSON and the\n"
                "                         timeline (per-node load each second, the daemon's\n"
@@ -963,7 +988,9 @@ static void help(bool sweep) {
 typedef struct Args {
         const char **configs;
         size_t n_configs;
-        bool no_daemon;
+        const char **statics; /* --static SPECs */
+        size_t n_statics;
+        bool no_daemon, no_default;
         const char *sweep; /* KEY=V1,V2 */
         char *key; /* parsed from it */
         char **values;
@@ -976,10 +1003,12 @@ static void args_done(Args *a) {
 
 /* Options before "--", SUITE and its options after. 1 after --help, 0, or -EINVAL (logged). */
 static int parse_args(int argc, char *argv[], bool sweep, Compare *c, Args *a) {
-        enum { ARG_NO_DAEMON = 0x100, ARG_DAEMON };
+        enum { ARG_NO_DAEMON = 0x100, ARG_DAEMON, ARG_STATIC, ARG_NO_DEFAULT };
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
                 { "no-daemon", no_argument, NULL, ARG_NO_DAEMON },
+                { "static", required_argument, NULL, ARG_STATIC },
+                { "no-default", no_argument, NULL, ARG_NO_DEFAULT },
                 CLI_OPT_JSON,
                 { "daemon", required_argument, NULL, ARG_DAEMON },
                 { "help", no_argument, NULL, 'h' },
@@ -1000,6 +1029,19 @@ static int parse_args(int argc, char *argv[], bool sweep, Compare *c, Args *a) {
                         a->configs[a->n_configs++] = optarg;
                         break;
                 case ARG_NO_DAEMON: a->no_daemon = true; break;
+                case ARG_STATIC:
+                case ARG_NO_DEFAULT:
+                        if (sweep) {
+                                log_error("sweep takes no --%s: its rows are the values; use "
+                                          "loadgen compare.",
+                                          ch == ARG_STATIC ? "static" : "no-default");
+                                return -EINVAL;
+                        }
+                        if (ch == ARG_STATIC)
+                                a->statics[a->n_statics++] = optarg;
+                        else
+                                a->no_default = true;
+                        break;
                 case 'j':
                         c->json_stdout = cli_json_to(optarg ? optarg : "") == CLI_JSON_STDOUT;
                         c->json_path = c->json_stdout ? NULL : optarg;
@@ -1053,6 +1095,26 @@ static int parse_args(int argc, char *argv[], bool sweep, Compare *c, Args *a) {
         return 0;
 }
 
+/* A row per --static, each SPEC parsed and, for cpu.idle, checked against the kernel. */
+static int plan_static_rows(Compare *c, const Args *a) {
+        for (size_t i = 0; i < a->n_statics; i++) {
+                _cleanup_free_ char *name = NULL;
+                SandboxStatic s;
+                char why[160];
+
+                if (cli_parse_static(a->statics[i], &s, why, sizeof why) < 0) {
+                        log_error("Invalid --static \"%s\": %s.", a->statics[i], why);
+                        return -EINVAL;
+                }
+                if (asprintf(&name, "static:%s", a->statics[i]) < 0)
+                        return log_error_errno(ENOMEM, "Out of memory.");
+                if (cli_check_static(&s, a->statics[i]) < 0 || add_row(c, name, false, NULL) < 0)
+                        return -EINVAL;
+                c->rows[c->n_rows - 1].static_spec = a->statics[i];
+        }
+        return 0;
+}
+
 /* The rows, in order, with every --config and sweep value checked: nothing is written yet. */
 static int plan_rows(Compare *c, Args *a, bool sweep) {
         int r = 0;
@@ -1060,7 +1122,9 @@ static int plan_rows(Compare *c, Args *a, bool sweep) {
         if (a->no_daemon && add_row(c, "no-daemon", false, NULL) < 0)
                 return -EINVAL;
         if (!sweep) {
-                r = add_row(c, "default", true, NULL);
+                r = plan_static_rows(c, a);
+                if (r == 0 && !a->no_default)
+                        r = add_row(c, "default", true, NULL);
                 for (size_t i = 0; r == 0 && i < a->n_configs; i++) {
                         _cleanup_(tunables_free) Tunables t = { 0 };
                         _cleanup_free_ char *name = NULL;
@@ -1071,6 +1135,11 @@ static int plan_rows(Compare *c, Args *a, bool sweep) {
                                 r = -EINVAL;
                         } else if ((r = load_base(a->configs[i], &t)) == 0)
                                 r = add_row(c, name, true, a->configs[i]);
+                }
+                if (r == 0 && c->n_rows == 0) {
+                        log_error("No rows: --no-default wants --no-daemon, a --static or a "
+                                  "--config.");
+                        r = -EINVAL;
                 }
                 return r < 0 ? -EINVAL : 0;
         }
@@ -1151,11 +1220,12 @@ static int run(int argc, char *argv[], bool sweep) {
                                               .proc_fd = -1,
                                               .notify_fd = -1 };
         _cleanup_free_ const char **configs = calloc((size_t) argc, sizeof *configs);
-        _cleanup_(args_done) Args a = { .configs = configs };
+        _cleanup_free_ const char **statics = calloc((size_t) argc, sizeof *statics);
+        _cleanup_(args_done) Args a = { .configs = configs, .statics = statics };
         bool any_daemon = false;
         int r;
 
-        if (!configs)
+        if (!configs || !statics)
                 return log_error_errno(ENOMEM, "Out of memory."), 1;
         r = parse_args(argc, argv, sweep, &c, &a);
         if (r != 0)

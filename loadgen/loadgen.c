@@ -68,6 +68,12 @@ static void help(void) {
         printf("\n"
                "  -h --help            Show this help.\n"
                "     --version         Show the version.\n"
+               "     --static=SPEC     Before run, contest or a benchmark: set the run's groups\n"
+               "                       once, as an operator would instead of running\n"
+               "                       cgbalanced, and leave them. SPEC: GROUP=weight:N\n"
+               "                       (cpu.weight 1..10000) or GROUP=idle (cpu.idle 1),\n"
+               "                       several joined by +; GROUP: job or load. E.g.\n"
+               "                       job=weight:1000, load=idle, job=weight:1000+load=idle.\n"
                "\n"
                "See loadgen(1).\n");
 }
@@ -534,14 +540,33 @@ static int cmd_contest(int argc, char *argv[]) {
                        : 0;
 }
 
+/* loadgen --static=SPEC into cli_static: once, and checked against the kernel. */
+static int parse_static(const char *arg, bool *seen) {
+        char why[160];
+
+        if (*seen) {
+                log_error("--static is given twice: join the settings with '+', e.g. "
+                          "job=weight:1000+load=idle.");
+                return -EINVAL;
+        }
+        *seen = true;
+        if (cli_parse_static(arg, &cli_static, why, sizeof why) < 0) {
+                log_error("Invalid --static \"%s\": %s.", arg, why);
+                return -EINVAL;
+        }
+        return cli_check_static(&cli_static, arg);
+}
+
 int main(int argc, char *argv[]) {
-        enum { ARG_VERSION = 0x100 };
+        enum { ARG_VERSION = 0x100, ARG_STATIC };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
+                { "static", required_argument, NULL, ARG_STATIC },
                 {},
         };
         const Benchmark *b;
+        bool static_seen = false;
         int c;
 
         log_set_ident("loadgen");
@@ -549,11 +574,21 @@ int main(int argc, char *argv[]) {
                 switch (c) {
                 case 'h': help(); return 0;
                 case ARG_VERSION: puts("loadgen " CGBALANCE_VERSION); return 0;
+                case ARG_STATIC:
+                        if (parse_static(optarg, &static_seen) < 0)
+                                return EXIT_USAGE;
+                        break;
                 default: return EXIT_USAGE;
                 }
         }
         if (optind >= argc) {
                 log_error("Missing command; see loadgen --help.");
+                return EXIT_USAGE;
+        }
+        if (static_seen && (streq(argv[optind], "list") || streq(argv[optind], "plot") ||
+                            streq(argv[optind], "compare") || streq(argv[optind], "sweep"))) {
+                log_error("--static sets the groups of a run: give it to run, contest or a "
+                          "benchmark (loadgen compare takes its own --static, one row each).");
                 return EXIT_USAGE;
         }
         if (streq(argv[optind], "list") && optind == argc - 1)

@@ -13,6 +13,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "cgroup-levers.h"
 #include "fileio.h"
 #include "load.h"
 #include "macro.h"
@@ -30,6 +31,7 @@ struct Sandbox {
         bool made_group, made_dir;
         char *extra[SANDBOX_MAX_GROUPS]; /* sandbox_add_group()'s */
         size_t n_extra;
+        SandboxStatic statics; /* what was set on the groups, for the report */
 };
 
 static const char *const part_names[_SANDBOX_PART_MAX] = {
@@ -37,6 +39,24 @@ static const char *const part_names[_SANDBOX_PART_MAX] = {
         [SANDBOX_JOB] = "job",
         [SANDBOX_LOAD] = "load",
 };
+
+const char *sandbox_part_name(SandboxPart part) {
+        return part > SANDBOX_RUN && part < _SANDBOX_PART_MAX ? part_names[part] : NULL;
+}
+
+bool sandbox_static_is_set(const SandboxStatic *s) {
+        for (int p = 0; s && p < _SANDBOX_PART_MAX; p++)
+                if (s->part[p].weight || s->part[p].idle)
+                        return true;
+        return false;
+}
+
+bool sandbox_static_has_idle(const SandboxStatic *s) {
+        for (int p = 0; s && p < _SANDBOX_PART_MAX; p++)
+                if (s->part[p].idle)
+                        return true;
+        return false;
+}
 
 /* The hierarchy the sandbox's groups are listed from: every layout that has groups has one. */
 static const char *list_base(const CgroupLayout *l) {
@@ -151,6 +171,28 @@ static int online_cpus(CpuMask **ret) {
         return 0;
 }
 
+/* Part's static setting, if statics has one, before any task is in the group: the operator's
+ * "set once and left". */
+static int set_static(Sandbox *sb, int part, const SandboxStatic *statics) {
+        const SandboxSetting *s = statics ? &statics->part[part] : NULL;
+        int r;
+
+        if (!s || (!s->weight && !s->idle))
+                return 0;
+        if (s->weight) {
+                r = cgroup_set_cpu_weight(&sb->layout, sb->group[part], s->weight);
+                if (r < 0)
+                        return r;
+        }
+        if (s->idle) {
+                r = cgroup_set_cpu_idle(&sb->layout, sb->group[part], /* idle= */ true);
+                if (r < 0)
+                        return r;
+        }
+        sb->statics.part[part] = *s;
+        return 0;
+}
+
 static int make_groups(Sandbox *sb, const SandboxOptions *o) {
         int r;
 
@@ -182,6 +224,9 @@ static int make_groups(Sandbox *sb, const SandboxOptions *o) {
                 r = cgroup_create(&sb->layout, sb->group[p]);
                 if (r < 0)
                         return r;
+                r = set_static(sb, p, o->statics);
+                if (r < 0)
+                        return r;
         }
         if (o->mem_bytes)
                 return cgroup_set_memory_max(&sb->layout, sb->group[SANDBOX_LOAD], o->mem_bytes);
@@ -197,6 +242,8 @@ int sandbox_new(const SandboxOptions *o, Sandbox **ret) {
         if (!sb)
                 return -ENOMEM;
         sb->cgroups = o->cgroups;
+        if (!sb->cgroups && sandbox_static_is_set(o->statics))
+                return -EOPNOTSUPP; /* no groups to set them on */
         r = o->cpus ? ((sb->cpus = cpumask_copy(o->cpus)) ? 0 : -ENOMEM) : online_cpus(&sb->cpus);
         if (r < 0)
                 return r;
@@ -320,6 +367,32 @@ int sandbox_kill(const Sandbox *sb) {
         return cgroup_kill_all(&sb->layout, sb->group[SANDBOX_RUN], KILL_TIMEOUT_USEC);
 }
 
+/* The "static" member: each set group's weight and cpu.idle as the group holds them now. */
+static void json_static(Json *j, const Sandbox *sb) {
+        json_key(j, "static");
+        json_begin(j, '{');
+        for (int p = SANDBOX_RUN + 1; p < _SANDBOX_PART_MAX; p++) {
+                const SandboxSetting *s = &sb->statics.part[p];
+                uint64_t weight;
+                bool idle;
+
+                if (!s->weight && !s->idle)
+                        continue;
+                json_key(j, part_names[p]);
+                json_begin(j, '{');
+                if (cgroup_get_cpu_weight(&sb->layout, sb->group[p], &weight) >= 0)
+                        json_u64(j, "weight", weight);
+                else
+                        json_null(j, "weight");
+                if (cgroup_get_cpu_idle(&sb->layout, sb->group[p], &idle) >= 0)
+                        json_bool(j, "idle", idle);
+                else
+                        json_null(j, "idle");
+                json_end(j, '}');
+        }
+        json_end(j, '}');
+}
+
 void sandbox_json_machine(Json *j, const Sandbox *sb) {
         _cleanup_topology_ Topology *t = NULL;
         _cleanup_free_ char *cpus = NULL;
@@ -339,4 +412,6 @@ void sandbox_json_machine(Json *j, const Sandbox *sb) {
         if (cpumask_format(sandbox_cpus(sb), &cpus) >= 0)
                 json_string(j, "run_cpus", cpus);
         json_end(j, '}');
+        if (l && sandbox_static_is_set(&sb->statics))
+                json_static(j, sb);
 }

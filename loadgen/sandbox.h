@@ -38,20 +38,43 @@ typedef enum SandboxPart {
         _SANDBOX_PART_MAX,
 } SandboxPart;
 
+/*
+ * What an operator sets by hand instead of running cgbalanced, once, on the groups the run makes
+ * (loadgen --static, loadgen compare --static): set when the group is made, before any task is
+ * in it, and left for the whole run. A plain value; cli_parse_static() reads it from text.
+ */
+typedef struct SandboxSetting {
+        uint64_t weight; /* cpu.weight in v2 units (cpu.shares, converted, on v1); 0: not set */
+        bool idle; /* cpu.idle = 1 (v1 and v2, Linux 5.15+) */
+} SandboxSetting;
+
+typedef struct SandboxStatic {
+        SandboxSetting part[_SANDBOX_PART_MAX]; /* [SANDBOX_RUN] is never set */
+} SandboxStatic;
+
+/* Pure: whether s sets anything; whether it sets cpu.idle somewhere. NULL sets nothing. */
+bool sandbox_static_is_set(const SandboxStatic *s);
+bool sandbox_static_has_idle(const SandboxStatic *s);
+
+/* Pure: "job", "load" (the groups' names below the run's own); NULL for SANDBOX_RUN. */
+const char *sandbox_part_name(SandboxPart part);
+
 typedef struct SandboxOptions {
         const CpuMask *cpus; /* NULL: every online CPU */
         uint64_t mem_bytes; /* the load group's memory limit; 0: none */
         const char *dir; /* where the run's directory is made; NULL: SANDBOX_DEFAULT_DIR */
         bool cgroups; /* false: files only */
+        const SandboxStatic *statics; /* NULL: the groups as the kernel makes them */
 } SandboxOptions;
 
 typedef struct Sandbox Sandbox;
 
 /*
- * Removes what dead runs left, then makes the run's groups and directory. Errors: -EACCES or
- * -EPERM (not root: the message should say so), -EOPNOTSUPP (no cpu controller; or --mem with no
- * memory controller), -ERANGE/-EINVAL (the kernel refused the cpuset), and the errors of
- * cgroup_create() and mkdir().
+ * Removes what dead runs left, then makes the run's groups and directory, each group with its
+ * static setting (o->statics). Errors: -EACCES or -EPERM (not root: the message should say so),
+ * -EOPNOTSUPP (no cpu controller; --mem with no memory controller; a static idle on a kernel
+ * without cpu.idle; statics without cgroups), -ERANGE/-EINVAL (the kernel refused the cpuset),
+ * and the errors of cgroup_create(), cgroup_set_cpu_weight(), cgroup_set_cpu_idle() and mkdir().
  */
 int sandbox_new(const SandboxOptions *o, Sandbox **ret);
 /* Kills what is left, removes groups and files. Accepts NULL; returns NULL. */
@@ -96,6 +119,10 @@ int sandbox_memory_peak(const Sandbox *sb, SandboxPart part, uint64_t *ret);
  * Without cgroups: 0, nothing done (each child is the caller's to end). */
 int sandbox_kill(const Sandbox *sb);
 
-/* A "machine" member for a report: kernel, arch, online CPUs, NUMA nodes, cgroup mode, the run's
- * CPUs. */
+/*
+ * A "machine" member for a report: kernel, arch, online CPUs, NUMA nodes, cgroup mode, the run's
+ * CPUs. When the run has static settings, then a "static" member too: per group set, its
+ * "weight" (v2 units) and "idle" as read back from the group now, at the report (the run's end),
+ * so a report shows what the groups held, not what was asked (null where a read failed).
+ */
 void sandbox_json_machine(Json *j, const Sandbox *sb);

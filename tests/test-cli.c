@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 
 #include "cli.h"
 #include "macro.h"
+#include "testutil.h"
 
 /* The argv of a command that takes every shared option but --cpus; 0, or -EINVAL. */
 static int parse(const char *const *args, CliCommon *co, int *ret_optind) {
@@ -185,4 +187,131 @@ Test(cli, report_without_json_is_the_table, .init = cr_redirect_stdout) {
 
 Test(cli, report_to_an_unwritable_file_fails_before_the_table) {
         cr_expect_lt(cli_report("/nonexistent-dir/x.json", table, one_json, (void *) "e"), 0);
+}
+
+/* ---- --static: what an operator sets instead of cgbalanced */
+
+typedef struct StaticCase {
+        const char *spec;
+        uint64_t job_weight, load_weight;
+        bool job_idle, load_idle;
+} StaticCase;
+
+Test(cli, static_settings_parse) {
+        static const StaticCase cases[] = {
+                { "job=weight:1000", 1000, 0, false, false },
+                { "load=idle", 0, 0, false, true },
+                { "job=weight:1", 1, 0, false, false },
+                { "load=weight:10000", 0, 10000, false, false },
+                { "job=weight:1000+load=idle", 1000, 0, false, true },
+                { "load=idle+job=idle", 0, 0, true, true },
+                { "job=weight:0100", 100, 0, false, false },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                const StaticCase *c = &cases[i];
+                SandboxStatic s;
+                char why[160] = "";
+
+                cr_assert_eq(cli_parse_static(c->spec, &s, why, sizeof why), 0, "%s: %s", c->spec,
+                             why);
+                cr_expect_eq(s.part[SANDBOX_JOB].weight, c->job_weight, "%s", c->spec);
+                cr_expect_eq(s.part[SANDBOX_LOAD].weight, c->load_weight, "%s", c->spec);
+                cr_expect_eq(s.part[SANDBOX_JOB].idle, c->job_idle, "%s", c->spec);
+                cr_expect_eq(s.part[SANDBOX_LOAD].idle, c->load_idle, "%s", c->spec);
+                cr_expect_eq(s.part[SANDBOX_RUN].weight, 0, "%s", c->spec);
+                cr_expect_not(s.part[SANDBOX_RUN].idle, "%s", c->spec);
+                cr_expect(sandbox_static_is_set(&s), "%s", c->spec);
+                cr_expect_eq(sandbox_static_has_idle(&s), c->job_idle || c->load_idle, "%s",
+                             c->spec);
+        }
+}
+
+typedef struct StaticBad {
+        const char *spec;
+        const char *why; /* a part of the message: the bad part named */
+} StaticBad;
+
+Test(cli, static_malformed_names_the_bad_part) {
+        static const StaticBad cases[] = {
+                { "", "empty setting" },
+                { "+", "empty setting" },
+                { "job=idle+", "empty setting" },
+                { "job=idle++load=idle", "empty setting" },
+                { "job", "\"job\" is not GROUP=SETTING" },
+                { "job=weight:10+load", "\"load\" is not GROUP=SETTING" },
+                { "run=idle", "no group \"run\"" },
+                { "=idle", "no group \"\"" },
+                { "Job=idle", "no group \"Job\"" },
+                { "job =idle", "no group \"job \"" },
+                { "job=", "\"\" is not weight:N or idle" },
+                { "job=Idle", "\"Idle\" is not weight:N or idle" },
+                { "job=idle:1", "\"idle:1\" is not weight:N or idle" },
+                { "job=weight", "\"weight\" is not weight:N or idle" },
+                { "job=weight:", "\"weight:\" is not weight:N or idle" },
+                { "job=weight:0", "weight \"0\" is not a number from 1 to 10000" },
+                { "job=weight:10001", "weight \"10001\"" },
+                { "job=weight:-5", "weight \"-5\"" },
+                { "job=weight:+5", "\"weight:\" is not weight:N or idle" }, /* + joins */
+                { "job=weight: 5", "weight \" 5\"" },
+                { "job=weight:5x", "weight \"5x\"" },
+                { "job=weight:0x10", "weight \"0x10\"" },
+                { "job=weight:99999999999999999999999", "weight \"99999999999999999999999\"" },
+                { "job=weight:10+job=idle", "job is set twice" },
+                { "load=idle+load=idle", "load is set twice" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                SandboxStatic s = { .part[SANDBOX_JOB].weight = 7 };
+                char why[160] = "";
+
+                cr_expect_eq(cli_parse_static(cases[i].spec, &s, why, sizeof why), -EINVAL,
+                             "\"%s\" accepted", cases[i].spec);
+                cr_expect(strstr(why, cases[i].why), "\"%s\": %s", cases[i].spec, why);
+                cr_expect_eq(s.part[SANDBOX_JOB].weight, 7, "\"%s\": *ret written on failure",
+                             cases[i].spec);
+        }
+}
+
+Test(cli, static_message_is_cut_not_overrun) {
+        char why[8];
+
+        memset(why, 'x', sizeof why);
+        cr_assert_eq(cli_parse_static("nosuchgroup=idle", &(SandboxStatic){ 0 }, why, sizeof why),
+                     -EINVAL);
+        cr_expect_eq(why[sizeof why - 1], '\0');
+}
+
+Test(cli, static_nothing_set) {
+        cr_expect_not(sandbox_static_is_set(NULL));
+        cr_expect_not(sandbox_static_has_idle(NULL));
+        cr_expect_not(sandbox_static_is_set(&(SandboxStatic){ 0 }));
+        cr_expect_str_eq(sandbox_part_name(SANDBOX_JOB), "job");
+        cr_expect_str_eq(sandbox_part_name(SANDBOX_LOAD), "load");
+        cr_expect_null(sandbox_part_name(SANDBOX_RUN));
+        cr_expect_null(sandbox_part_name(_SANDBOX_PART_MAX));
+}
+
+/* A kernel without cpu.idle (before 5.15): refused, naming the option; with it, or with no idle
+ * asked for, fine. A v1 layout over a temporary tree, only read. */
+Test(cli, static_idle_needs_cpu_idle_in_the_kernel, .init = cr_redirect_stderr) {
+        _cleanup_free_ char *dir = make_tmpdir();
+        CgroupLayout l = { .mode = CGROUP_MODE_V1 };
+        SandboxStatic idle = { .part[SANDBOX_LOAD].idle = true };
+        SandboxStatic weight = { .part[SANDBOX_JOB].weight = 1000 };
+        int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        cr_assert_geq(fd, 0);
+        snprintf(l.cpu_path, sizeof l.cpu_path, "%s", dir);
+        write_file_at(fd, SANDBOX_SLICE "/cpu.shares", "1024\n");
+        cr_expect_eq(cli_check_static_at(&l, &idle, "load=idle"), -EOPNOTSUPP);
+        cr_expect_eq(cli_check_static_at(&l, &weight, "job=weight:1000"), 0);
+        fflush(stderr);
+        cr_expect_stderr_eq_str("--static load=idle sets cpu.idle, which this kernel's cpu "
+                                "controller lacks (Linux 5.15 and later have it, on cgroup v1 "
+                                "and v2). Use a weight instead.\n");
+        write_file_at(fd, SANDBOX_SLICE "/cpu.idle", "0\n");
+        cr_expect_eq(cli_check_static_at(&l, &idle, "load=idle"), 0);
+        close(fd);
+        rm_rf(dir);
 }

@@ -117,6 +117,33 @@ Test(args, bad_arguments_exit_2_naming_the_field) {
         expect_refused((const char *const[]){ LOADGEN, "sweep", "--", "hackbench", NULL },
                        "KEY=V1,V2");
         expect_refused((const char *const[]){ LOADGEN, "compare", "hackbench", NULL }, "\"--\"");
+        expect_refused((const char *const[]){ LOADGEN, "compare", "--static", "job=weight:0", "--",
+                                              "hackbench", NULL },
+                       "--static \"job=weight:0\": weight \"0\"");
+        expect_refused((const char *const[]){ LOADGEN, "compare", "--static", "job=idle",
+                                              "--static", "run=idle", "--", "hackbench", NULL },
+                       "--static \"run=idle\": no group \"run\"");
+        expect_refused((const char *const[]){ LOADGEN, "compare", "--static", "job=weight:5+", "--",
+                                              "hackbench", NULL },
+                       "empty setting");
+        expect_refused((const char *const[]){ LOADGEN, "compare", "--static", "load=idle",
+                                              "--static", "load=idle", "--", "hackbench", NULL },
+                       "\"static:load=idle\"");
+        expect_refused((const char *const[]){ LOADGEN, "compare", "--no-default", "--", "hackbench",
+                                              NULL },
+                       "No rows");
+        expect_refused((const char *const[]){ LOADGEN, "sweep", "imbalance_pct=110,120", "--static",
+                                              "load=idle", "--", "hackbench", NULL },
+                       "sweep takes no --static");
+        expect_refused(
+                (const char *const[]){ LOADGEN, "--static", "job=weight:x", "hackbench", NULL },
+                "Invalid --static \"job=weight:x\"");
+        expect_refused((const char *const[]){ LOADGEN, "--static", "job=idle", "--static",
+                                              "load=idle", "hackbench", NULL },
+                       "--static is given twice");
+        expect_refused((const char *const[]){ LOADGEN, "--static", "job=idle", "compare", "--",
+                                              "hackbench", NULL },
+                       "its own --static");
         expect_refused((const char *const[]){ LOADGEN, "compare", "--", NULL }, "SUITE");
         expect_refused((const char *const[]){ LOADGEN, "compare", "--", "nosuch", NULL },
                        "\"nosuch\"");
@@ -160,6 +187,8 @@ Test(args, help_names_both_commands_and_the_suites) {
         cr_expect(strstr(c.out, "loadgen compare [OPTIONS] -- SUITE"), "%s", c.out);
         cr_expect(strstr(s.out, "loadgen sweep KEY=V1,V2,..."), "%s", s.out);
         cr_expect(strstr(c.out, "hackbench") && strstr(c.out, "contest"), "%s", c.out);
+        cr_expect(strstr(c.out, "--static=SPEC") && strstr(c.out, "--no-default"), "%s", c.out);
+        cr_expect(strstr(top.out, "--static=SPEC"), "%s", top.out);
         cr_expect(strstr(top.out, "compare") && strstr(top.out, "sweep KEY=V1"), "%s", top.out);
         bin_run_done(&c);
         bin_run_done(&s);
@@ -285,6 +314,79 @@ Test(run, compare_runs_the_suite_without_and_with_the_daemon, .timeout = 300) {
                                          "\n[balance]\nimbalance_pct = 117\n"),
                                   "%s", json_object_get_string(member(row, "config")));
         }
+        json_object_put(root);
+        bin_run_done(&r);
+        rm_rf(dir);
+}
+
+/* Row i of a static run: its name, no daemon, and the groups as the suite's JSON read them back
+ * at its end: the job's weight (0: not set), whether the load group was idle. */
+static void expect_static_row(json_object *rows, size_t i, const char *spec, uint64_t job_weight,
+                              bool load_idle) {
+        json_object *row = json_object_array_get_idx(rows, i), *st, *v;
+        _cleanup_free_ char *name = NULL;
+
+        cr_assert(row);
+        cr_assert_gt(asprintf(&name, "static:%s", spec), 0);
+        cr_expect_str_eq(json_object_get_string(member(row, "name")), name);
+        cr_expect_not(json_object_get_boolean(member(row, "daemon")), "%s", name);
+        cr_expect_str_eq(json_object_get_string(member(row, "static")), spec);
+        cr_expect(json_object_is_type(member(row, "config"), json_type_null), "%s", name);
+        st = member(member(row, "result"), "static");
+        if (job_weight) {
+                cr_expect_eq(json_object_get_int64(member(member(st, "job"), "weight")),
+                             (int64_t) job_weight, "%s: %s", name, json_object_to_json_string(st));
+                cr_expect_not(json_object_get_boolean(member(member(st, "job"), "idle")), "%s",
+                              name);
+        } else
+                cr_expect_not(json_object_object_get_ex(st, "job", &v), "%s: %s", name,
+                              json_object_to_json_string(st));
+        if (load_idle) {
+                cr_expect(json_object_get_boolean(member(member(st, "load"), "idle")), "%s: %s",
+                          name, json_object_to_json_string(st));
+                /* The kernel gives an idle group the least weight (cpu.shares 3). */
+                cr_expect_leq(json_object_get_int64(member(member(st, "load"), "weight")), 1,
+                              "%s: %s", name, json_object_to_json_string(st));
+        } else
+                cr_expect_not(json_object_object_get_ex(st, "load", &v), "%s", name);
+}
+
+Test(run, static_rows_set_the_groups_with_no_daemon, .timeout = 120) {
+        _cleanup_free_ char *dir = NULL, *json = NULL, *jarg = NULL;
+        json_object *root, *rows;
+        Run r;
+
+        skip_unless_root();
+        dir = make_tmpdir();
+        cr_assert_gt(asprintf(&json, "%s/st.json", dir), 0);
+        cr_assert_gt(asprintf(&jarg, "--json=%s", json), 0);
+        r = run_compare((const char *const[]){ LOADGEN, "compare", "--no-daemon", "--no-default",
+                                               "--static", "job=weight:1000", "--static=load=idle",
+                                               "--static", "job=weight:50+load=idle", jarg, "--",
+                                               "hackbench", "-g", "1", "-l", "5", NULL });
+        cr_assert(exited_with(r.status, 0), "status %d, stderr: %s", r.status, r.err);
+        cr_expect(starts_with(r.out, "Hackbench:\tno-daemon\tstatic:job=weight:1000\t"
+                                     "static:load=idle\tstatic:job=weight:50+load=idle\n"
+                                     "1 groups: Time:\t"),
+                  "%s", r.out);
+        cr_expect(session_gone(r.pid), "a process of the run is left");
+        expect_daemons_gone(r.err, 0);
+        expect_no_suite_group_left(r.err);
+
+        root = json_object_from_file(json);
+        cr_assert(root, "%s does not parse", json);
+        rows = member(root, "rows");
+        cr_assert_eq(json_object_array_length(rows), 4);
+        cr_expect_str_eq(json_object_get_string(member(json_object_array_get_idx(rows, 0), "name")),
+                         "no-daemon");
+        cr_expect(json_object_is_type(member(json_object_array_get_idx(rows, 0), "static"),
+                                      json_type_null));
+        cr_expect_not(json_object_object_get_ex(
+                              member(json_object_array_get_idx(rows, 0), "result"), "static", NULL),
+                      "a static member for the plain row");
+        expect_static_row(rows, 1, "job=weight:1000", 1000, false);
+        expect_static_row(rows, 2, "load=idle", 0, true);
+        expect_static_row(rows, 3, "job=weight:50+load=idle", 50, true);
         json_object_put(root);
         bin_run_done(&r);
         rm_rf(dir);
