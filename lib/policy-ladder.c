@@ -227,7 +227,10 @@ static LadderMode protected_mode(const Ladder *l, size_t g) {
         if (level == POLICY_LEVEL_ABOVE &&
             (cg->weight >= l->p->weight_max || l->p->weights_ignored))
                 return LADDER_UP;
-        if (level == POLICY_LEVEL_BELOW)
+        /* Below its mark while still busy is most likely the steps working: taking them back
+         * would bring the pressure back and the next hold would take them again, a lever
+         * flapping every two holds. They go back once P has gone quiet. */
+        if (level == POLICY_LEVEL_BELOW && cg->util_permyriad < POLICY_LADDER_QUIET_PERMYRIAD)
                 return LADDER_DOWN;
         return LADDER_NONE;
 }

@@ -91,8 +91,10 @@
  *                halved each step down to quota_floor. A limit someone else set is not ours:
  *                never changed, and the step is skipped;
  *     PARTITION  not yet implemented: no step is planned (partition_max_cpus is unused).
- * The step restarts P's hold. When P stays below half its mark for escalate_hold (or is
- * throttled, for escalate_hold), one step back a hold, in reverse (PARTITION; then QUOTA doubled
+ * The step restarts P's hold. When P stays below half its mark and quiet (its util under
+ * POLICY_LADDER_QUIET_PERMYRIAD: below its mark while busier is the steps working, and giving
+ * them back then would flap them every two holds) for escalate_hold (or is throttled, for
+ * escalate_hold), one step back a hold, in reverse (PARTITION; then QUOTA doubled
  * while it binds, i.e. the group was throttled or used 90% of it, and is under the machine's
  * CPUs, else removed; then IDLE back to 0), on the lightest contender (util, then path, in
  * reverse) with something of ours to give back, unless another protected group it contends with
@@ -129,6 +131,9 @@
 /* A protected group throttled by its own quota more than this share of the interval (a tenth)
  * is not escalated for: its pressure is its own limit, not contention. */
 #define POLICY_THROTTLED_PERMYRIAD 1000u
+/* A protected group using less than this (a tenth of a CPU) has gone quiet: its contenders get
+ * their steps back. One still busier keeps them, however low its pressure: low because of them. */
+#define POLICY_LADDER_QUIET_PERMYRIAD 1000u
 /* Destinations whose loads differ by less than a quarter of a CPU count as equally loaded, and
  * the nearer is chosen: a node away a task's memory goes with it, a quarter CPU of someone's
  * housekeeping (an emulated guest's interrupts reached 0.22) is not worth that. */

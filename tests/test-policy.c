@@ -1480,6 +1480,7 @@ Test(policy, ladder_steps_back_in_reverse_when_pressure_stays_below_half) {
         PlanEscalation e;
 
         s->cgroups[JOB].pressure_permyriad = 200;
+        s->cgroups[JOB].util_permyriad = 500; /* gone quiet */
         s->cgroups[RING].idle = s->cgroups[RING].idle_ours = true;
         s->cgroups[RING].quota_permyriad = 20000;
         s->cgroups[RING].quota_ours = true;
@@ -1493,11 +1494,27 @@ Test(policy, ladder_steps_back_in_reverse_when_pressure_stays_below_half) {
         cr_expect_eq(ladder_next(s, 10, &e), 0, "nothing of ours left");
 }
 
+/* Low pressure while the protected group is still busy is the steps working: giving them back
+ * would bring the pressure back, and the lever would flap every two holds. */
+Test(policy, ladder_keeps_the_steps_while_the_protected_group_is_busy) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        PlanEscalation e;
+
+        s->cgroups[JOB].pressure_permyriad = 200;
+        s->cgroups[JOB].util_permyriad = POLICY_LADDER_QUIET_PERMYRIAD;
+        s->cgroups[RING].idle = s->cgroups[RING].idle_ours = true;
+        cr_expect_eq(ladder_next(s, 20, &e), 0, "a step back while busy");
+        s->cgroups[JOB].util_permyriad = POLICY_LADDER_QUIET_PERMYRIAD - 1;
+        cr_assert_eq(ladder_next(s, 10, &e), 4, "quiet: back after the hold");
+        expect_step(&e, RING, JOB, POLICY_LEVER_IDLE, 1, 0);
+}
+
 Test(policy, ladder_step_back_doubles_a_quota_that_still_binds) {
         _cleanup_sim_ Sim *s = ladder_sim();
         PlanEscalation e;
 
         s->cgroups[JOB].pressure_permyriad = 200;
+        s->cgroups[JOB].util_permyriad = 500; /* gone quiet */
         s->cgroups[RING].quota_permyriad = 1000;
         s->cgroups[RING].quota_ours = true;
         s->cgroups[RING].throttled_permyriad = 4000;
@@ -1648,6 +1665,7 @@ Test(policy, latency_above_half_its_target_keeps_the_steps) {
         s->cgroups[JOB].pressure_permyriad = 100;
         s->cgroups[JOB].has_latency = true;
         s->cgroups[JOB].latency_usec = 700;
+        s->cgroups[JOB].util_permyriad = 500; /* gone quiet */
         s->cgroups[RING].idle = s->cgroups[RING].idle_ours = true;
         cr_expect_eq(ladder_next(s, 10, &e), 0);
         s->cgroups[JOB].latency_usec = 400;
