@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup-levers.h"
 #include "cgroup-tree.h"
 #include "cgroup.h"
 #include "event.h"
@@ -297,7 +298,8 @@ static uint64_t shares_of(const char *path) {
         return strtoull(text, NULL, 10);
 }
 
-static char *live_conf(const char *extra) {
+/* The live runs' configuration with extra, as workdir/name. */
+static char *live_conf_as(const char *name, const char *extra) {
         _cleanup_free_ char *text = NULL;
 
         cr_assert_gt(asprintf(&text,
@@ -305,7 +307,11 @@ static char *live_conf(const char *extra) {
                               "[manage]\ncgroups = %s\n%s",
                               workdir, group, extra),
                      0);
-        return write_conf(workdir, "live.conf", text);
+        return write_conf(workdir, name, text);
+}
+
+static char *live_conf(const char *extra) {
+        return live_conf_as("live.conf", extra);
 }
 
 static char *log_path(void) {
@@ -509,6 +515,93 @@ Test(live, restart_after_kill_9_puts_back_what_the_dead_daemon_changed) {
         cr_expect_eq(shares_of(prot), 1024);
         cr_expect(exited_with(stop_daemon(SIGTERM), 0));
         (void) fd;
+}
+
+/* ---- past the weight: the escalation ladder */
+
+static bool idle_of(const char *path) {
+        bool idle = false;
+
+        cr_assert_eq(cgroup_get_cpu_idle(&layout, path, &idle), 0);
+        return idle;
+}
+
+static bool wait_idle(const char *path, bool want, int timeout_ms) {
+        for (int waited = 0; waited <= timeout_ms; waited += 100) {
+                if (idle_of(path) == want)
+                        return true;
+                usleep(100 * 1000);
+        }
+        return false;
+}
+
+/* A protected group that stays pressed at weight_max, a busy neighbour: the neighbour gets
+ * cpu.idle, shown in the events, the status and explain; a crash leaves it for the next run to
+ * put back, and SIGTERM gives it back. */
+Test(live, a_pressing_neighbour_gets_cpu_idle_past_weight_max_and_it_is_given_back) {
+        _cleanup_free_ char *extra = NULL, *conf = NULL, *calm = NULL, *events = NULL, *opt = NULL,
+                            *err = log_path(), *out = NULL, *text = NULL, *second = NULL;
+        bool seen = false;
+        uint64_t quota = 1;
+        bool any;
+
+        if (cgroup_get_cpu_idle(&layout, noisy, &any) == -EOPNOTSUPP)
+                cr_skip_test("this kernel has no cpu.idle (before 5.15)");
+        cr_assert_gt(asprintf(&extra,
+                              "[weights]\nprotected_cgroups = %s\npressure_target = 1\n"
+                              "pressure_hold = 0\nweight_step = 100\nweight_max = 200\n"
+                              "[escalation]\nescalate_hold = 400ms\nescalate_steps = idle\n",
+                              prot),
+                     0);
+        conf = live_conf(extra);
+        cr_assert_gt(asprintf(&events, "%s/events", workdir), 0);
+        cr_assert_gt(asprintf(&opt, "--events=%s", events), 0);
+        cr_assert_gt(asprintf(&out, "%s/daemon.out", workdir), 0);
+        for (int i = 0; i < 2; i++)
+                start_busy(prot);
+        for (int i = 0; i < 4; i++)
+                start_busy(noisy);
+        cr_assert_not(idle_of(noisy));
+
+        /* up, then a crash: the next run puts it back from the record */
+        daemon_pid = spawn((const char *const[]){ DAEMON, "--config", conf, opt, NULL }, out, err);
+        cr_assert(wait_idle(noisy, true, 20000), "no cpu.idle on the neighbour: %s",
+                  text = read_all(err));
+        free(TAKE_PTR(text));
+        stop_daemon(SIGKILL);
+        cr_assert(idle_of(noisy), "SIGKILL cannot have given it back");
+        text = read_all(events);
+        for (char *save = NULL, *l = strtok_r(text, "\n", &save); l;
+             l = strtok_r(NULL, "\n", &save)) {
+                Event e;
+
+                cr_assert_eq(event_parse(l, &e), 0, "not an event: %s", l);
+                if (e.kind != EVENT_LEVER_CHANGED)
+                        continue;
+                cr_expect_str_eq(e.cgroup, noisy);
+                cr_expect_str_eq(e.for_cgroup, prot);
+                cr_expect_eq(e.lever, POLICY_LEVER_IDLE);
+                cr_expect_eq(e.old_value, 0);
+                cr_expect_eq(e.new_value, 1);
+                cr_expect(strstr(e.reason, "at weight_max 200"), "%s", e.reason);
+                seen = true;
+        }
+        cr_expect(seen, "no lever-changed event in:\n%s", text);
+        calm = live_conf_as("calm.conf", "");
+        start_daemon(calm, false);
+        cr_expect(wait_log("Put back 2 ", 5000), "no reconcile message (the weight and cpu.idle)");
+        cr_expect_not(idle_of(noisy), "the record's cpu.idle was not put back");
+        cr_expect(exited_with(stop_daemon(SIGTERM), 0));
+
+        /* up again, and SIGTERM gives it back */
+        start_daemon(conf, false);
+        cr_assert(wait_idle(noisy, true, 20000), "no cpu.idle on the second run: %s",
+                  second = read_all(err));
+        cr_expect(exited_with(stop_daemon(SIGTERM), 0));
+        cr_expect_not(idle_of(noisy), "SIGTERM did not give cpu.idle back");
+        cr_expect_eq(cgroup_get_cpu_quota(&layout, noisy, &quota, NULL), 0);
+        cr_expect_eq(quota, CGROUP_QUOTA_NONE, "a quota was left: %" PRIu64, quota);
+        cr_expect_eq(shares_of(prot), 1024, "the weight was not restored");
 }
 
 /*
