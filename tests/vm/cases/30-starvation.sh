@@ -10,9 +10,9 @@
 #
 # What the guest shows (Debian's 6.1 kernel, CFS before EEVDF, under TCG: the rings pass 5-12k
 # tokens/s, not the 60-90k of the 6.18 host): with equal weights the loops keep their fair share
-# (48-53% of the CPU time) and do 31-50% of their work alone, as emulating the rings' cross-CPU
+# (48-53% of the CPU time) and do 31-52% of their work alone, as emulating the rings' cross-CPU
 # wake-ups slows the emulated CPUs; with cpu.idle on the ring group they get 79-88% of the CPU
-# time and 87-97% of their work. The 6.18 host's starvation (mostly a 5-20% share at equal weights;
+# time and 87-106% of their work (6 runs each, on a loaded and a quiet host). The 6.18 host's starvation (mostly a 5-20% share at equal weights;
 # cgbalanced(8), PROTECTION PAST THE WEIGHT) does NOT happen here, and this case cannot tell
 # whether the older kernel or the slower rings spare it. So it asserts only what holds, with wide
 # margins: equal weights give the loops no more than a fair share (<= 75%); cpu.idle gives them
