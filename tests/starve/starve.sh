@@ -20,6 +20,8 @@
 #               onecpu   rings and loops on one CPU (the last of CPULIST), one loop per CPU still
 #               ringcpu  the rings on one CPU (the last of CPULIST), the loops on all
 #               batch    the ring members SCHED_BATCH: they never preempt a running task at wake-up
+#               anchor   a nice-19 busy loop on each CPU in the ring group too: the group then
+#                        stays queued on every CPU instead of leaving and rejoining with the tokens
 #               all      every mode above but alone, in that order
 # Per run it prints: the loops' work (% of alone); their share of the CPU time the two groups used
 # while the loops ran (50% is fair at equal weights; unlike % of alone it does not move with what
@@ -41,7 +43,7 @@ set -u
 
 prog=starve.sh
 here=$(cd "$(dirname "$0")" && pwd -P)
-ALL_MODES=(none weight idle quota root threads ring2 ring4 onecpu ringcpu batch)
+ALL_MODES=(none weight idle quota root threads ring2 ring4 onecpu ringcpu batch anchor)
 
 die() {
         echo "$prog: $*" >&2
@@ -69,7 +71,7 @@ modes=()
 for m in "$@"; do
         case $m in
         all) modes+=("${ALL_MODES[@]}") ;;
-        alone | none | weight | idle | quota | root | threads | ring2 | ring4 | onecpu | ringcpu | batch)
+        alone | none | weight | idle | quota | root | threads | ring2 | ring4 | onecpu | ringcpu | batch | anchor)
                 modes+=("$m") ;;
         *) die "unknown MODE '$m' (see $0 -h)" ;;
         esac
@@ -250,6 +252,13 @@ run() {
                         exec taskset -c "$ring_cpus" "$bin/starve-load" ring $ring_secs $rings $size $kind $batch) \
                         >"$tmp/ring" &
                 pids+=($!)
+                if [[ $mode == anchor ]]; then
+                        for c in $cpus; do
+                                (echo $BASHPID >"$ring_g/cgroup.procs" &&
+                                        exec taskset -c "$c" nice -n 19 "$bin/starve-load" burn $((secs + 8))) \
+                                        >/dev/null &
+                        done
+                fi
                 sleep 1 # the rings at full speed before the loops start
         fi
         [[ $mode != alone ]] && kill -USR1 "${pids[-1]}" # the rings count from here
