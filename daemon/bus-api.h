@@ -22,8 +22,9 @@
  *                              (UINT64_MAX when unknown), protected
  *   ManagedTasks    a(ussiiuusbb) pid, comm, cgroup, cpu, node, util, demand (permyriad),
  *                              allowed CPUs (cpulist), ours (the daemon set the mask), foreign
- *   Counters        a{st}      ticks, moves, cross_node_moves, weight_changes, tasks_gone,
- *                              masks_refused, tasks_banned, cgroups_gone, restores, errors
+ *   Counters        a{st}      ticks, moves, cross_node_moves, weight_changes, escalations,
+ *                              tasks_gone, masks_refused, tasks_banned, cgroups_gone, restores,
+ *                              errors
  *   Config          a{ss}      "section.key" -> value, every key, effective values
  *   LastTickUSec    t          CLOCK_REALTIME of the last tick, usec; 0 before the first
  *   RecentActions   a(tss)     the last 32 actions carried out, oldest first: CLOCK_REALTIME

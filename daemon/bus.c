@@ -495,12 +495,12 @@ static int property_get_counters(sd_bus *bus, const char *path, const char *inte
         (void) bus, (void) path, (void) interface, (void) property, (void) error;
         if (!c)
                 c = &zero;
-        return sd_bus_message_append(reply, "a{st}", 10, "ticks", manager_get_ticks(b->manager),
-                                     "moves", c->moves, "cross_node_moves", c->cross_node_moves,
-                                     "weight_changes", c->weight_changes, "tasks_gone",
-                                     c->tasks_gone, "masks_refused", c->masks_refused,
-                                     "tasks_banned", c->tasks_banned, "cgroups_gone",
-                                     c->cgroups_gone, "restores", c->restores, "errors", c->errors);
+        return sd_bus_message_append(
+                reply, "a{st}", 11, "ticks", manager_get_ticks(b->manager), "moves", c->moves,
+                "cross_node_moves", c->cross_node_moves, "weight_changes", c->weight_changes,
+                "escalations", c->escalations, "tasks_gone", c->tasks_gone, "masks_refused",
+                c->masks_refused, "tasks_banned", c->tasks_banned, "cgroups_gone", c->cgroups_gone,
+                "restores", c->restores, "errors", c->errors);
 }
 
 static int append_config_key(sd_bus_message *reply, const ConfigKey *key, const Tunables *t) {

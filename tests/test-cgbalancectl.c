@@ -1076,7 +1076,7 @@ Test(policy, monitor_needs_no_privilege) {
 /* ---- the real daemon on real cgroups */
 
 static CgroupLayout layout;
-static char group[128], prot[160];
+static char group[128], prot[160], noisy[160];
 static pid_t children[8];
 static size_t n_children;
 static pid_t daemon_pid;
@@ -1092,6 +1092,7 @@ static void live_setup(void) {
         peek = bus_open();
         snprintf(group, sizeof group, "cgbalance.slice/ctltest-%d", (int) getpid());
         snprintf(prot, sizeof prot, "%s/prot", group);
+        snprintf(noisy, sizeof noisy, "%s/noisy", group);
         cr_assert_eq(cgroup_create(&layout, prot), 0);
         workdir = make_tmpdir();
 }
@@ -1123,6 +1124,7 @@ static void live_teardown(void) {
         n_children = 0;
         if (group[0]) {
                 (void) cgroup_remove(&layout, prot);
+                (void) cgroup_remove(&layout, noisy); /* made by the tests that need it */
                 (void) cgroup_remove(&layout, group);
         }
         peek = sd_bus_flush_close_unref(peek);
@@ -1519,6 +1521,43 @@ Test(live, monitor_sees_the_weight_of_a_protected_group_change) {
         (void) start_monitor(workdir, &out, &err);
         cr_assert_gt(asprintf(&want, "WeightChanged %s 100 -> ", prot), 0);
         cr_expect(wait_file(out, want, 30000), "the monitor saw no %s", want);
+}
+
+/* Past the weight: a protected group pressed at weight_max gets its busy neighbour cpu.idle; the
+ * monitor prints the LeverChanged signal, status lists the group held back and why, and explain
+ * says it of a task in it. */
+Test(live, a_lever_past_the_weight_reaches_monitor_status_and_explain) {
+        _cleanup_free_ char *extra = NULL, *out = NULL, *err = NULL, *want = NULL, *pid = NULL;
+        pid_t busy = 0;
+        Run r;
+
+        cr_assert_eq(cgroup_create(&layout, noisy), 0);
+        cr_assert_gt(asprintf(&extra,
+                              "[weights]\nprotected_cgroups = %s\npressure_target = 1\n"
+                              "pressure_hold = 0\nweight_step = 100\nweight_max = 200\n"
+                              "[escalation]\nescalate_hold = 400ms\nescalate_steps = idle\n",
+                              prot),
+                     0);
+        for (int i = 0; i < 2; i++)
+                start_busy(prot);
+        for (int i = 0; i < 4; i++)
+                busy = start_busy(noisy);
+        start_daemon(extra);
+        (void) start_monitor(workdir, &out, &err);
+        cr_assert_gt(asprintf(&want, "LeverChanged %s idle 0 -> 1 for %s: ", noisy, prot), 0);
+        cr_assert(wait_file(out, want, 30000), "the monitor saw no %s", want);
+
+        r = run(CTL_ON_BUS("status"));
+        cr_expect(exited_with(r.status, 0), "status %d: %s", r.status, r.err);
+        cr_expect(strstr(r.out, "\nHeld back past the weight (1):\n"), "%s", r.out);
+        cr_expect(strstr(r.out, "at weight_max 200"), "no reason in:\n%s", r.out);
+        run_done(&r);
+        cr_assert_gt(asprintf(&pid, "%d", (int) busy), 0);
+        r = run(CTL_ON_BUS("explain", pid));
+        cr_expect(exited_with(r.status, 0), "explain %d: %s", r.status, r.err);
+        cr_expect(strstr(r.out, "its group is held back by cgbalanced: cpu.idle, for "), "%s",
+                  r.out);
+        run_done(&r);
 }
 
 /* A task moved between nodes reaches the monitor. This machine has one node: the daemon is shown
