@@ -83,6 +83,11 @@ interval = 250ms
 protected_cgroups = cgbalance.slice/wts-prot
 pressure_hold = 1s
 weight_step = 100
+
+# The weight alone: this case checks the weight and that an unprotected group is left alone;
+# past weight_max the ladder would give the noisy group cpu.idle (cpu.weight then reads 0).
+[escalation]
+escalate = no
 EOF
 target=$(cgb_config_get pressure_target)
 wmax=$(cgb_config_get weight_max)
