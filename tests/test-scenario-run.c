@@ -24,17 +24,22 @@
 #define LOADGEN BUILD_DIR "/loadgen"
 #define SCENARIOS SOURCE_DIR "/conf/scenarios"
 
+/* starver: a task of process_load's pipe-token rings. On a cgroup v1 host its rings can take every
+ * CPU from the other groups for a second or more (the starvation cgbalanced(8) describes and
+ * these scenarios exist to show), so in a 1 s run only it is sure to have used CPU; the others
+ * must still have their row and instances, and must not have failed. */
 static const struct {
         const char *name;
         const char *tasks[4];
+        const char *starver;
 } shipped[] = {
-        { "node-imbalance", { "spinner" } },
-        { "balanced", { "spinner" } },
-        { "oscillating", { "wave-a", "wave-b" } },
-        { "pressure", { "tick", "hog", "walker" } },
-        { "pinned-by-admin", { "pinned", "movable" } },
-        { "mixed-contest", { "make", "rings" } },
-        { "burst-rings", { "work", "tick", "ring", "crunch" } },
+        { "node-imbalance", { "spinner" }, NULL },
+        { "balanced", { "spinner" }, NULL },
+        { "oscillating", { "wave-a", "wave-b" }, NULL },
+        { "pressure", { "tick", "hog", "walker" }, NULL },
+        { "pinned-by-admin", { "pinned", "movable" }, NULL },
+        { "mixed-contest", { "make", "rings" }, "rings" },
+        { "burst-rings", { "work", "tick", "ring", "crunch" }, "ring" },
 };
 
 /* The report's row of task, from its first column; NULL if none. */
@@ -71,7 +76,8 @@ Test(shipped, each_runs_briefly_reports_its_tasks_and_leaves_nothing, .timeout =
                                 2, "%s", row);
                         cr_expect_gt(inst, 0);
                         /* wave-b sleeps for its first 3 s */
-                        if (!streq(shipped[i].tasks[t], "wave-b"))
+                        if (!streq(shipped[i].tasks[t], "wave-b") &&
+                            (!shipped[i].starver || streq(shipped[i].tasks[t], shipped[i].starver)))
                                 cr_expect_gt(cpu, 0.0, "%s: %s used no CPU", shipped[i].name,
                                              shipped[i].tasks[t]);
                         cr_expect(!strstr(row, "failed"), "%s", row);
