@@ -608,8 +608,15 @@ Test(live, a_pressing_neighbour_gets_cpu_idle_past_weight_max_and_it_is_given_ba
  * The point of the weights: a protected group squeezed by a noisy neighbour gets its CPU back.
  * 2 busy processes in the protected group, 8 in the noisy one, on these 2 CPUs, measured in
  * windows without the daemon and with it, alternating twice, so that a burst of outside load
- * during one window cannot decide the comparison alone.
+ * during one window cannot decide the comparison alone. The sanitized build alternates once: what
+ * it adds is the daemon's weight path under ASan, and the share it gets (91% against 50%) is far
+ * from the 10 points asked; the plain build's two rounds are the measurement.
  */
+#ifdef __SANITIZE_ADDRESS__
+#define SQUEEZE_ROUNDS 1
+#else
+#define SQUEEZE_ROUNDS 2
+#endif
 static uint64_t prot_loops(void) {
         return counters[0] + counters[1];
 }
@@ -695,7 +702,7 @@ Test(live, weight_gives_a_squeezed_protected_group_more_throughput) {
         for (int i = 0; i < 8; i++)
                 start_busy(noisy);
 
-        for (int round = 0; round < 2; round++) {
+        for (int round = 0; round < SQUEEZE_ROUNDS; round++) {
                 sleep(1);
                 measure(3, &without, &outside);
                 start_daemon(conf, false);
@@ -707,12 +714,13 @@ Test(live, weight_gives_a_squeezed_protected_group_more_throughput) {
         }
 
         share_without = prot_share_pct(&without), share_with = prot_share_pct(&with);
-        cr_log_info("protected group, 6 s each: %.1f%% of the test's CPU time without the daemon, "
+        cr_log_info("protected group, %d s each: %.1f%% of the test's CPU time without the daemon, "
                     "%.1f%% with it; %" PRIu64 " loops, then %" PRIu64 " (%.2fx); stalled "
                     "%.1f%% -> %.1f%% of the time",
-                    share_without, share_with, without.loops, with.loops,
-                    (double) with.loops / (double) without.loops, (double) without.stall_usec / 6e4,
-                    (double) with.stall_usec / 6e4);
+                    3 * SQUEEZE_ROUNDS, share_without, share_with, without.loops, with.loops,
+                    (double) with.loops / (double) without.loops,
+                    (double) without.stall_usec / (3e4 * SQUEEZE_ROUNDS),
+                    (double) with.stall_usec / (3e4 * SQUEEZE_ROUNDS));
         /* The share of CPU time, which the weights set, not the loops: loops per CPU second
          * differ between the windows (1.30-1.45x the loops for 1.85x the CPU time in runs
          * here, 1.27x in a sanitized run, under the 1.2x once in CI), and work outside the
@@ -725,10 +733,10 @@ Test(live, weight_gives_a_squeezed_protected_group_more_throughput) {
         /* Work outside the test's groups takes CPU from both windows unevenly, and the
          * group's stall then measures that work as much as the daemon: above a tenth of the
          * machine, say so instead of comparing. */
-        if (outside * 10 > (uint64_t) cpus * 12000000u) {
+        if (outside * 10 > (uint64_t) cpus * 6000000u * SQUEEZE_ROUNDS) {
                 cr_log_info("not comparing stall: work outside the test used %.1f%% of the "
                             "CPUs during the measurements",
-                            (double) outside / ((double) cpus * 120000.0));
+                            (double) outside / ((double) cpus * 60000.0 * SQUEEZE_ROUNDS));
                 return;
         }
         cr_expect_lt(with.stall_usec, without.stall_usec, "pressure did not fall");
