@@ -193,8 +193,12 @@ static int ladder_contention(Ladder *l) {
         for (size_t i = 0; i < l->snap->n_tasks; i++) {
                 const PolicyTask *k = &l->snap->tasks[i];
 
-                if (!task_in(l, k) || !l->eligible[k->cgroup] ||
-                    group(l, k->cgroup)->util_permyriad == 0)
+                uint32_t util = group(l, k->cgroup)->util_permyriad;
+
+                /* A group of ours keeps contending while it runs at all: starved by its step, it
+                 * is the step working, not a reason to give it back. */
+                if (!task_in(l, k) || !l->eligible[k->cgroup] || util == 0 ||
+                    (util < POLICY_CONTENDER_PERMYRIAD && !has_ours(l, k->cgroup)))
                         continue;
                 for (size_t j = 0; j < np; j++) {
                         bool *c = &l->contends[k->cgroup * np + j];

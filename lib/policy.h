@@ -83,7 +83,8 @@
  * POLICY_THROTTLED_PERMYRIAD: its pressure is its limit, which no other group's step can cure;
  * its contenders get their steps back instead, as below, the reason saying so). P's contenders
  * are the managed groups that are not protected, hold no protected group and are not inside one
- * (path prefixes), used CPU (util > 0) over the interval and have a task that last ran on a CPU
+ * (path prefixes), used CPU over the interval (at least POLICY_CONTENDER_PERMYRIAD; one that has
+ * a step of ours, any) and have a task that last ran on a CPU
  * one of P's tasks last ran on, or whose known affinity includes one. Each escalate_hold, one
  * step: on the heaviest contender (util, then path) that has a step left, the next of
  *     IDLE       cpu.idle = 1, if allowed and the kernel has it (has_idle), and not already 1;
@@ -134,6 +135,10 @@
 /* A protected group using less than this (a tenth of a CPU) has gone quiet: its contenders get
  * their steps back. One still busier keeps them, however low its pressure: low because of them. */
 #define POLICY_LADDER_QUIET_PERMYRIAD 1000u
+/* A group using less than this (a twentieth of a CPU) is no contender to step up: it cannot be
+ * what presses a protected group, and a step on it would cure nothing (a protected job pressed
+ * by its own tasks, make -j4 on one CPU beside an idle load, escalated on that idle load). */
+#define POLICY_CONTENDER_PERMYRIAD 500u
 /* Destinations whose loads differ by less than a quarter of a CPU count as equally loaded, and
  * the nearer is chosen: a node away a task's memory goes with it, a quarter CPU of someone's
  * housekeeping (an emulated guest's interrupts reached 0.22) is not worth that. */

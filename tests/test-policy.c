@@ -1289,6 +1289,32 @@ Test(policy, ladder_first_step_is_idle_after_the_hold) {
                                    "heaviest contender, 1.50 CPUs");
 }
 
+/* A job pressed by its own tasks (make -j4 on one CPU) beside a load group that barely runs: a
+ * step on that group would cure nothing, and none is taken. */
+Test(policy, ladder_takes_no_step_on_a_group_that_barely_runs) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        PlanEscalation e;
+
+        s->cgroups[RING].util_permyriad = POLICY_CONTENDER_PERMYRIAD - 1;
+        cr_expect_eq(ladder_next(s, 10, &e), 0, "a step on %zu", e.cgroup);
+        /* the job was held above its mark all along: the step comes with the contender */
+        s->cgroups[RING].util_permyriad = POLICY_CONTENDER_PERMYRIAD;
+        cr_assert_eq(ladder_next(s, 10, &e), 1);
+        expect_step(&e, RING, JOB, POLICY_LEVER_IDLE, 0, 1);
+}
+
+/* A group its step starved (cpu.idle: 0.01 CPU) still contends: the next step goes on it, and
+ * the idle is not given back while the job is pressed. */
+Test(policy, ladder_keeps_stepping_a_group_its_step_starved) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        PlanEscalation e;
+
+        s->cgroups[RING].idle = s->cgroups[RING].idle_ours = true;
+        s->cgroups[RING].util_permyriad = 100;
+        cr_assert_eq(ladder_next(s, 10, &e), 4);
+        expect_step(&e, RING, JOB, POLICY_LEVER_QUOTA, 0, 1000);
+}
+
 Test(policy, ladder_waits_for_weight_max) {
         _cleanup_sim_ Sim *s = ladder_sim();
         PlanEscalation e;
