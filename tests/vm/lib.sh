@@ -20,6 +20,7 @@ CGB_DAEMON_LOG=
 CGB_TMP=
 CGB_CPU_NODE=()      # CGB_CPU_NODE[cpu] = node
 CGB_NODES=()         # node ids, ascending
+CGB_NICE0=()         # prefix that starts a command at nice 0 from the case's shell (cgb_init)
 
 # Prints a line of what the case measured or did (stdout, kept by check-vm).
 cgb_say() { printf '%s\n' "$*"; }
@@ -96,6 +97,14 @@ cgb_init() {
         ln -s "$(command -v bash)" "$CGB_TMP/cgbbusy" || cgb_fail "cannot link bash into $CGB_TMP"
         trap cgb_cleanup EXIT
         trap 'exit 130' INT TERM
+        # The case's shell runs at nice -10 and starts what it measures (the tasks, the daemon,
+        # loadgen) back at nice 0 through CGB_NICE0. Under TCG, with the tasks keeping every
+        # vCPU busy, each of the script's own commands took 1-2 s at half a vCPU; at -10 they get
+        # most of it and the cases run 10-20% faster (10-node-imbalance 47 -> 39 s, 21-restore
+        # 70 -> 58 s). What is measured is unchanged: the tasks and the daemon run at 0, and the
+        # script uses the same CPU time, only sooner.
+        renice -n -10 -p $$ >/dev/null || cgb_fail "cannot renice the case's shell to -10"
+        CGB_NICE0=(nice -n 10)
 }
 
 # Writes "+cpu +cpuset" into a group's cgroup.subtree_control where not enabled yet.
@@ -136,9 +145,9 @@ cgb_task_start() {
         local grp=$1 code=$2 cpus=${3:-} arg0=${4:-cgbbusy}
         cgb_group_create "$grp"
         if [[ -n $cpus ]]; then
-                taskset -c "$cpus" "$CGB_TMP/cgbbusy" -c "$code" "$arg0" </dev/null >/dev/null 2>&1 &
+                "${CGB_NICE0[@]}" taskset -c "$cpus" "$CGB_TMP/cgbbusy" -c "$code" "$arg0" </dev/null >/dev/null 2>&1 &
         else
-                "$CGB_TMP/cgbbusy" -c "$code" "$arg0" </dev/null >/dev/null 2>&1 &
+                "${CGB_NICE0[@]}" "$CGB_TMP/cgbbusy" -c "$code" "$arg0" </dev/null >/dev/null 2>&1 &
         fi
         CGB_TASK_PID=$!
         CGB_PIDS+=("$CGB_TASK_PID")
@@ -307,7 +316,7 @@ cgb_daemon_start() {
         CGB_DAEMON_LOG=${1:-$CGB_OUT/daemon.log}
         cgb_config_write
         : >"$CGB_DAEMON_LOG"
-        "$CGB_BUILD/cgbalanced" --config "$CGB_TMP/cgbalance.conf" </dev/null >/dev/null \
+        "${CGB_NICE0[@]}" "$CGB_BUILD/cgbalanced" --config "$CGB_TMP/cgbalance.conf" </dev/null >/dev/null \
                 2>"$CGB_DAEMON_LOG" &
         CGB_DAEMON_PID=$!
         cgb_wait_until 60 cgb_daemon_ticked 1 ||

@@ -69,6 +69,10 @@ fi
 cgb_daemon_wait_ticks 10
 after=$(cgb_node_counts "${pids[@]}")
 load_after=$(cgb_node_loads 2)
+# The rest is read from the daemon's log: stopped first, so that the report's commands do not
+# wait behind 8 busy tasks (20 s of this case under TCG).
+cgb_daemon_stop
+cgb_tasks_stop "${pids[@]}"
 moves=$(cgb_moves_count)
 # Tick 1 primes the counters with every task on node 0; the spread is done at the last move.
 ticks=$(cgb_moves_list | tail -n 1 | cut -d' ' -f1)
@@ -79,7 +83,6 @@ for c in ${before//\// }; do ((c > target)) && minimum=$((minimum + c - target))
 cgb_say "moves in order (tick pid from->to): $(cgb_moves_list | awk '{ printf "%s%s %s %s->%s", (NR > 1 ? ", " : ""), $1, $2, $3, $4 }')"
 cgb_say "after: tasks per node $after, busy CPUs per node $load_after (max-min $(cgb_spread "$load_after"), was $(cgb_spread "$load_before"))"
 cgb_say "node imbalance: $TASKS tasks on node 0 -> $after by tick $ticks (bound $MAX_TICKS), $moves cross-node moves (minimum $minimum), none in the $(( $(cgb_daemon_tick) - ticks )) ticks after"
-cgb_daemon_stop
 
 [[ $after == "$even" ]] || cgb_fail "tasks per node $after after the spread, not $even"
 ((ticks <= MAX_TICKS)) || cgb_fail "spread took $ticks ticks, bound $MAX_TICKS"

@@ -62,6 +62,7 @@ CONF
         # Stopped before the report's commands load the script's node: after the move the
         # daemon would see them and may answer with another.
         cgb_daemon_stop
+        cgb_tasks_stop "${pids[@]}" # nor need the report's commands wait behind them
         moves=$(cgb_moves_count)
         local last=$(cgb_daemon_tick) into1
         into1=$(cgb_moves_list | awk -v t="${CGB_NODES[1]}" '$4 == t' | wc -l)
@@ -69,7 +70,6 @@ CONF
         cgb_say "thresholds $name: node loads the daemon saw, mean $(cgb_daemon_loads)"
         cgb_say "thresholds $name: $moves moves ($into1 into node 1) in $((last - first + 1)) ticks, want $( ((want)) && echo "a move" || echo "none")$( ((moves)) && echo ": $(cgb_moves_list | awk '{ printf "%s%s %s %s->%s", (NR > 1 ? ", " : ""), $1, $2, $3, $4 }')")"
         grep '^cgbalanced: Moved' "$CGB_DAEMON_LOG" | head -n 2 | sed 's/^cgbalanced: /  daemon: /'
-        cgb_tasks_stop "${pids[@]}"
         if ((want)); then
                 ((into1 > 0)) || cgb_fail "thresholds $name: no move into node 1 within $((last - first + 1)) ticks"
         else

@@ -25,7 +25,7 @@ online_nodes=" $(cgb_cpulist_expand "$(</sys/devices/system/node/online)") "
 # Runs schedbench labelled $1; its table in CGB_OUT/schedbench-$1.txt, its JSON beside it.
 run_schedbench() {
         local label=$1 out=$CGB_OUT/schedbench-$1.txt t0=$SECONDS
-        "$CGB_BUILD/loadgen" schedbench --tasks "$tasks" --size "$SIZE" --sweeps "$SWEEPS" \
+        "${CGB_NICE0[@]}" "$CGB_BUILD/loadgen" schedbench --tasks "$tasks" --size "$SIZE" --sweeps "$SWEEPS" \
                 --no-disturb --label "$label" \
                 --json="$CGB_OUT/schedbench-$label.json" >"$out" 2>"$CGB_OUT/schedbench-$label.err" ||
                 cgb_fail "loadgen schedbench ($label) failed: $(tail -n 3 "$CGB_OUT/schedbench-$label.err")"

@@ -30,7 +30,7 @@ n0=$(cgb_node_cpus "${CGB_NODES[0]}") n1=$(cgb_node_cpus "${CGB_NODES[1]}")
 taskset -pc "$n0" $$ >/dev/null || cgb_fail "cannot pin the case to node 0 ($n0)"
 
 out=$CGB_OUT/starve.txt
-TMPDIR=$CGB_TMP "$CGB_SRC/tests/starve/starve.sh" -d $SECS -r $RUNS -c "$n1" none idle >"$out" 2>&1
+TMPDIR=$CGB_TMP "${CGB_NICE0[@]}" "$CGB_SRC/tests/starve/starve.sh" -d $SECS -r $RUNS -c "$n1" none idle >"$out" 2>&1
 rc=$?
 cat "$out"
 ((rc == 0)) || cgb_fail "starve.sh exited $rc"
