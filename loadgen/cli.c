@@ -182,9 +182,33 @@ static int parse_static_one(const char *s, size_t n, SandboxStatic *ret, char *w
                 if (strlen(sandbox_part_name(p)) == name_n &&
                     memcmp(sandbox_part_name(p), s, name_n) == 0)
                         set = &ret->part[p];
-        if (!set) {
-                snprintf(why, why_size, "no group \"%.*s\" (want job or load)", (int) name_n, s);
-                return -EINVAL;
+        if (!set) { /* a scenario's [group NAME], checked against the scenario when it runs */
+                SandboxNamedSetting *named;
+
+                if (name_n == 0 || name_n >= SANDBOX_GROUP_NAME_MAX ||
+                    strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") <
+                            name_n) {
+                        snprintf(why, why_size,
+                                 "\"%.*s\" is no group name (job, load, or a scenario's group: "
+                                 "letters, digits, '_' and '-', at most %u)",
+                                 (int) name_n, s, SANDBOX_GROUP_NAME_MAX - 1);
+                        return -EINVAL;
+                }
+                for (size_t i = 0; i < ret->n_named; i++)
+                        if (strlen(ret->named[i].name) == name_n &&
+                            memcmp(ret->named[i].name, s, name_n) == 0)
+                                set = &ret->named[i].set;
+                if (!set) {
+                        if (ret->n_named >= SANDBOX_STATIC_MAX_NAMED) {
+                                snprintf(why, why_size, "more than %u scenario groups",
+                                         SANDBOX_STATIC_MAX_NAMED);
+                                return -EINVAL;
+                        }
+                        named = &ret->named[ret->n_named++];
+                        memcpy(named->name, s, name_n);
+                        named->name[name_n] = '\0';
+                        set = &named->set;
+                }
         }
         if (set->weight || set->idle) {
                 snprintf(why, why_size, "%.*s is set twice (one setting a group)", (int) name_n, s);
@@ -224,6 +248,36 @@ int cli_parse_static(const char *spec, SandboxStatic *ret, char *why, size_t why
                 p = end + 1;
         }
         *ret = s;
+        return 0;
+}
+
+int cli_check_static_groups(const SandboxStatic *s, const char *const *names, size_t n,
+                            const char *what) {
+        for (size_t i = 0; s && i < s->n_named; i++) {
+                bool found = false;
+
+                for (size_t k = 0; k < n && !found; k++)
+                        found = streq(names[k], s->named[i].name);
+                if (found)
+                        continue;
+                if (!what) {
+                        log_error("--static names the group \"%s\": a run, contest or benchmark "
+                                  "has only job and load; other names are a scenario's "
+                                  "[group NAME].",
+                                  s->named[i].name);
+                        return -EINVAL;
+                }
+                char list[1024] = "none";
+                size_t used = 0;
+
+                for (size_t k = 0; k < n && used < sizeof list; k++)
+                        used += (size_t) snprintf(list + used, sizeof list - used, "%s%s",
+                                                  k ? ", " : "", names[k]);
+                log_error("--static names the group \"%s\", which %s does not have (its "
+                          "groups: %s).",
+                          s->named[i].name, what, list);
+                return -EINVAL;
+        }
         return 0;
 }
 

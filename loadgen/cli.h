@@ -144,10 +144,13 @@ int cli_parse_unsigned(const char *name, const char *arg, unsigned min, unsigned
  * (SandboxStatic), one or more settings joined by '+':
  *
  *   SPEC    := SETTING [ "+" SETTING ]...
- *   SETTING := GROUP "=" ( "weight:" N | "idle" )     GROUP: job or load; N: 1..10000
+ *   SETTING := GROUP "=" ( "weight:" N | "idle" )     N: 1..10000
  *
- * "job=weight:1000" (the job's cpu.weight 1000, cpu.shares 10240 on v1), "load=idle" (the load
- * group's cpu.idle 1), "job=weight:1000+load=idle". A group at most once. Pure: 0 and *ret, or
+ * GROUP is job or load, or the NAME of a scenario's [group NAME] (letters, digits, '_', '-';
+ * SandboxStatic.named, at most SANDBOX_STATIC_MAX_NAMED), checked against the scenario when it
+ * runs (cli_check_static_groups()). "job=weight:1000" (the job's cpu.weight 1000, cpu.shares
+ * 10240 on v1), "load=idle" (the load group's cpu.idle 1), "job=weight:1000+load=idle",
+ * "rings=idle". A group at most once. Pure: 0 and *ret, or
  * -EINVAL with why (why_size bytes, NUL-terminated, no final period) naming the bad part, for
  * "Invalid --static \"SPEC\": WHY.".
  */
@@ -162,6 +165,14 @@ int cli_parse_static(const char *spec, SandboxStatic *ret, char *why, size_t why
 int cli_check_static(const SandboxStatic *s, const char *spec);
 /* The same in layout l (a fixture's), whose SANDBOX_SLICE group exists: reads only. */
 int cli_check_static_at(const CgroupLayout *l, const SandboxStatic *s, const char *spec);
+
+/*
+ * Whether every scenario group s names is one of the n groups in names (NULL, 0: a run, contest or
+ * benchmark, which have only job and load). 0, or -EINVAL after logging the name and the groups
+ * there are (what: "scenario NAME" or NULL).
+ */
+int cli_check_static_groups(const SandboxStatic *s, const char *const *names, size_t n,
+                            const char *what);
 
 /* loadgen --static, set by main() before the command runs: every sandbox the command makes
  * (cli_make_sandbox()) gets it. Nothing set by default. */

@@ -72,8 +72,10 @@ static void help(void) {
                "                       once, as an operator would instead of running\n"
                "                       cgbalanced, and leave them. SPEC: GROUP=weight:N\n"
                "                       (cpu.weight 1..10000) or GROUP=idle (cpu.idle 1),\n"
-               "                       several joined by +; GROUP: job or load. E.g.\n"
-               "                       job=weight:1000, load=idle, job=weight:1000+load=idle.\n"
+               "                       several joined by +; GROUP: job or load, or a\n"
+               "                       scenario's [group NAME] for run SCENARIO. E.g.\n"
+               "                       job=weight:1000, load=idle, job=weight:1000+load=idle,\n"
+               "                       rings=idle (run burst-rings).\n"
                "\n"
                "See loadgen(1).\n");
 }
@@ -247,6 +249,20 @@ static void scenario_json(Json *j, void *userdata) {
         scenario_write_json(j, sr->s, sr->res, sr->sb);
 }
 
+/* --static's scenario groups against s's. */
+static int check_static_groups(const Scenario *s) {
+        _cleanup_free_ char *what = NULL;
+        _cleanup_free_ const char **names = NULL;
+        size_t n = scenario_n_groups(s);
+
+        names = calloc(MAX(n, 1u), sizeof *names);
+        if (!names || asprintf(&what, "scenario %s", s->f.name) < 0)
+                return log_error_errno(ENOMEM, "Out of memory.");
+        for (size_t g = 0; g < n; g++)
+                names[g] = scenario_group_name(s, g);
+        return cli_check_static_groups(&cli_static, names, n, what);
+}
+
 static int run_scenario(const char *path, CliCommon *co, bool quiet) {
         _cleanup_topology_ Topology *t = NULL;
         _cleanup_scenario_ Scenario *s = NULL;
@@ -264,6 +280,9 @@ static int run_scenario(const char *path, CliCommon *co, bool quiet) {
                 log_error("%s", e.message);
                 return EXIT_USAGE;
         }
+        r = check_static_groups(s);
+        if (r < 0)
+                return r == -ENOMEM ? 1 : EXIT_USAGE;
         if (!co->cpus && !cpumask_is_empty(s->f.cpus)) {
                 co->cpus = cpumask_copy(s->f.cpus);
                 if (!co->cpus)
@@ -343,6 +362,8 @@ static int cmd_run(int argc, char *argv[]) {
                 }
                 return run_scenario(path, &co, quiet);
         }
+        if (cli_check_static_groups(&cli_static, NULL, 0, NULL) < 0)
+                return EXIT_USAGE;
         if (co.duration_usec)
                 lo.duration_usec = co.duration_usec;
         if (!co.ram_bytes)
@@ -591,6 +612,8 @@ int main(int argc, char *argv[]) {
                           "benchmark (loadgen compare takes its own --static, one row each).");
                 return EXIT_USAGE;
         }
+        if (!streq(argv[optind], "run") && cli_check_static_groups(&cli_static, NULL, 0, NULL) < 0)
+                return EXIT_USAGE; /* a scenario's group names are for run SCENARIO */
         if (streq(argv[optind], "list") && optind == argc - 1)
                 return cmd_list();
         if (streq(argv[optind], "run"))

@@ -32,6 +32,7 @@ struct Sandbox {
         char *extra[SANDBOX_MAX_GROUPS]; /* sandbox_add_group()'s */
         size_t n_extra;
         SandboxStatic statics; /* what was set on the groups, for the report */
+        SandboxStatic want; /* what to set on a scenario's groups as they are made */
 };
 
 static const char *const part_names[_SANDBOX_PART_MAX] = {
@@ -48,14 +49,24 @@ bool sandbox_static_is_set(const SandboxStatic *s) {
         for (int p = 0; s && p < _SANDBOX_PART_MAX; p++)
                 if (s->part[p].weight || s->part[p].idle)
                         return true;
-        return false;
+        return s && s->n_named > 0;
 }
 
 bool sandbox_static_has_idle(const SandboxStatic *s) {
         for (int p = 0; s && p < _SANDBOX_PART_MAX; p++)
                 if (s->part[p].idle)
                         return true;
+        for (size_t i = 0; s && i < s->n_named; i++)
+                if (s->named[i].set.idle)
+                        return true;
         return false;
+}
+
+const SandboxSetting *sandbox_static_named(const SandboxStatic *s, const char *name) {
+        for (size_t i = 0; s && i < s->n_named; i++)
+                if (streq(s->named[i].name, name))
+                        return &s->named[i].set;
+        return NULL;
 }
 
 /* The hierarchy the sandbox's groups are listed from: every layout that has groups has one. */
@@ -244,6 +255,8 @@ int sandbox_new(const SandboxOptions *o, Sandbox **ret) {
         sb->cgroups = o->cgroups;
         if (!sb->cgroups && sandbox_static_is_set(o->statics))
                 return -EOPNOTSUPP; /* no groups to set them on */
+        if (o->statics)
+                sb->want = *o->statics;
         r = o->cpus ? ((sb->cpus = cpumask_copy(o->cpus)) ? 0 : -ENOMEM) : online_cpus(&sb->cpus);
         if (r < 0)
                 return r;
@@ -312,6 +325,7 @@ int sandbox_enter(const Sandbox *sb, SandboxPart part) {
 int sandbox_add_group(Sandbox *sb, const char *name, uint64_t weight, uint64_t mem_bytes,
                       const char **ret_path) {
         _cleanup_free_ char *path = NULL;
+        const SandboxSetting *set;
         const char *g;
         int r;
 
@@ -328,9 +342,21 @@ int sandbox_add_group(Sandbox *sb, const char *name, uint64_t weight, uint64_t m
         if (r < 0)
                 return r;
         g = sb->extra[sb->n_extra++] = TAKE_PTR(path); /* removed with the run's tree now */
-        r = cgroup_set_cpu_weight(&sb->layout, g, weight);
+        set = sandbox_static_named(&sb->want, name);
+        r = cgroup_set_cpu_weight(&sb->layout, g, set && set->weight ? set->weight : weight);
         if (r < 0)
                 return r;
+        if (set && set->idle) {
+                r = cgroup_set_cpu_idle(&sb->layout, g, /* idle= */ true);
+                if (r < 0)
+                        return r;
+        }
+        if (set && sb->statics.n_named < SANDBOX_STATIC_MAX_NAMED) {
+                SandboxNamedSetting *done = &sb->statics.named[sb->statics.n_named++];
+
+                (void) snprintf(done->name, sizeof done->name, "%s", name);
+                done->set = *set;
+        }
         if (mem_bytes) {
                 if (!sb->layout.memory_path[0])
                         return -EOPNOTSUPP;
@@ -368,27 +394,36 @@ int sandbox_kill(const Sandbox *sb) {
 }
 
 /* The "static" member: each set group's weight and cpu.idle as the group holds them now. */
+/* name: {"weight": W, "idle": B} as group holds them now. */
+static void json_static_group(Json *j, const Sandbox *sb, const char *name, const char *group) {
+        uint64_t weight;
+        bool idle;
+
+        json_key(j, name);
+        json_begin(j, '{');
+        if (cgroup_get_cpu_weight(&sb->layout, group, &weight) >= 0)
+                json_u64(j, "weight", weight);
+        else
+                json_null(j, "weight");
+        if (cgroup_get_cpu_idle(&sb->layout, group, &idle) >= 0)
+                json_bool(j, "idle", idle);
+        else
+                json_null(j, "idle");
+        json_end(j, '}');
+}
+
 static void json_static(Json *j, const Sandbox *sb) {
         json_key(j, "static");
         json_begin(j, '{');
-        for (int p = SANDBOX_RUN + 1; p < _SANDBOX_PART_MAX; p++) {
-                const SandboxSetting *s = &sb->statics.part[p];
-                uint64_t weight;
-                bool idle;
+        for (int p = SANDBOX_RUN + 1; p < _SANDBOX_PART_MAX; p++)
+                if (sb->statics.part[p].weight || sb->statics.part[p].idle)
+                        json_static_group(j, sb, part_names[p], sb->group[p]);
+        for (size_t i = 0; i < sb->statics.n_named; i++) {
+                _cleanup_free_ char *path = NULL;
 
-                if (!s->weight && !s->idle)
+                if (asprintf(&path, "%s/%s", sb->group[SANDBOX_RUN], sb->statics.named[i].name) < 0)
                         continue;
-                json_key(j, part_names[p]);
-                json_begin(j, '{');
-                if (cgroup_get_cpu_weight(&sb->layout, sb->group[p], &weight) >= 0)
-                        json_u64(j, "weight", weight);
-                else
-                        json_null(j, "weight");
-                if (cgroup_get_cpu_idle(&sb->layout, sb->group[p], &idle) >= 0)
-                        json_bool(j, "idle", idle);
-                else
-                        json_null(j, "idle");
-                json_end(j, '}');
+                json_static_group(j, sb, sb->statics.named[i].name, path);
         }
         json_end(j, '}');
 }

@@ -48,13 +48,25 @@ typedef struct SandboxSetting {
         bool idle; /* cpu.idle = 1 (v1 and v2, Linux 5.15+) */
 } SandboxSetting;
 
+/* A scenario's group by its [group NAME]: set when sandbox_add_group() makes it. */
+#define SANDBOX_GROUP_NAME_MAX 64u
+#define SANDBOX_STATIC_MAX_NAMED 8u
+typedef struct SandboxNamedSetting {
+        char name[SANDBOX_GROUP_NAME_MAX];
+        SandboxSetting set;
+} SandboxNamedSetting;
+
 typedef struct SandboxStatic {
         SandboxSetting part[_SANDBOX_PART_MAX]; /* [SANDBOX_RUN] is never set */
+        SandboxNamedSetting named[SANDBOX_STATIC_MAX_NAMED];
+        size_t n_named;
 } SandboxStatic;
 
 /* Pure: whether s sets anything; whether it sets cpu.idle somewhere. NULL sets nothing. */
 bool sandbox_static_is_set(const SandboxStatic *s);
 bool sandbox_static_has_idle(const SandboxStatic *s);
+/* Pure: the setting s has for a scenario's group name, or NULL. */
+const SandboxSetting *sandbox_static_named(const SandboxStatic *s, const char *name);
 
 /* Pure: "job", "load" (the groups' names below the run's own); NULL for SANDBOX_RUN. */
 const char *sandbox_part_name(SandboxPart part);
@@ -99,7 +111,8 @@ unsigned sandbox_ncpus(const Sandbox *sb);
 int sandbox_enter(const Sandbox *sb, SandboxPart part);
 /*
  * A group of a scenario's below the run's own, cgbalance.slice/loadgen-PID/NAME, with cpu.weight
- * weight (cpu.shares, converted, on cgroup v1) and, when mem_bytes is not 0, that memory limit.
+ * weight (cpu.shares, converted, on cgroup v1) and, when mem_bytes is not 0, that memory limit;
+ * a static setting for NAME (SandboxOptions.statics) takes the weight's place and sets cpu.idle.
  * NAME must not be "job" or "load" (-EEXIST). *ret_path (may be NULL) points at the group's path,
  * valid while sb is. Removed with the run's groups. -EOPNOTSUPP without cgroups, -ENOSPC beyond
  * SANDBOX_MAX_GROUPS, and the errors of cgroup_create() and cgroup_set_cpu_weight().

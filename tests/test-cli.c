@@ -240,10 +240,15 @@ Test(cli, static_malformed_names_the_bad_part) {
                 { "job=idle++load=idle", "empty setting" },
                 { "job", "\"job\" is not GROUP=SETTING" },
                 { "job=weight:10+load", "\"load\" is not GROUP=SETTING" },
-                { "run=idle", "no group \"run\"" },
-                { "=idle", "no group \"\"" },
-                { "Job=idle", "no group \"Job\"" },
-                { "job =idle", "no group \"job \"" },
+                { "=idle", "\"\" is no group name" },
+                { "job =idle", "\"job \" is no group name" },
+                { "a/b=idle", "\"a/b\" is no group name" },
+                { "..=idle", "\"..\" is no group name" },
+                { "a123456789b123456789c123456789d123456789e123456789f123456789g123=idle",
+                  "is no group name" },
+                { "a=idle+b=idle+c=idle+d=idle+e=idle+f=idle+g=idle+h=idle+i=idle",
+                  "more than 8 scenario groups" },
+                { "rings=idle+rings=weight:5", "rings is set twice" },
                 { "job=", "\"\" is not weight:N or idle" },
                 { "job=Idle", "\"Idle\" is not weight:N or idle" },
                 { "job=idle:1", "\"idle:1\" is not weight:N or idle" },
@@ -277,9 +282,46 @@ Test(cli, static_message_is_cut_not_overrun) {
         char why[8];
 
         memset(why, 'x', sizeof why);
-        cr_assert_eq(cli_parse_static("nosuchgroup=idle", &(SandboxStatic){ 0 }, why, sizeof why),
+        cr_assert_eq(cli_parse_static("no/such/group=idle", &(SandboxStatic){ 0 }, why, sizeof why),
                      -EINVAL);
         cr_expect_eq(why[sizeof why - 1], '\0');
+}
+
+/* Other names than job and load are a scenario's groups: kept by name, checked when it runs. */
+Test(cli, static_scenario_groups_by_name, .init = cr_redirect_stderr) {
+        static const char *const groups[] = { "fore", "rings", "batch" };
+        SandboxStatic s = { 0 };
+        const SandboxSetting *set;
+        char why[160] = "";
+
+        cr_assert_eq(
+                cli_parse_static("rings=idle+job=weight:200+fore=weight:500", &s, why, sizeof why),
+                0, "%s", why);
+        cr_expect_eq(s.part[SANDBOX_JOB].weight, 200);
+        cr_expect_eq(s.n_named, 2);
+        set = sandbox_static_named(&s, "rings");
+        cr_assert(set);
+        cr_expect(set->idle);
+        cr_expect_eq(set->weight, 0);
+        set = sandbox_static_named(&s, "fore");
+        cr_assert(set);
+        cr_expect_not(set->idle);
+        cr_expect_eq(set->weight, 500);
+        cr_expect_null(sandbox_static_named(&s, "batch"));
+        cr_expect_null(sandbox_static_named(&s, "ring"));
+        cr_expect(sandbox_static_is_set(&s));
+        cr_expect(sandbox_static_has_idle(&s));
+
+        cr_expect_eq(cli_check_static_groups(&s, groups, ELEMENTSOF(groups), "scenario x"), 0);
+        cr_expect_eq(cli_check_static_groups(&s, groups, 1, "scenario x"), -EINVAL);
+        cr_expect_eq(cli_check_static_groups(&s, NULL, 0, NULL), -EINVAL);
+        cr_expect_eq(cli_check_static_groups(&(SandboxStatic){ 0 }, NULL, 0, NULL), 0);
+        fflush(stderr);
+        cr_expect_stderr_eq_str(
+                "--static names the group \"rings\", which scenario x does not have (its "
+                "groups: fore).\n"
+                "--static names the group \"rings\": a run, contest or benchmark has only "
+                "job and load; other names are a scenario's [group NAME].\n");
 }
 
 Test(cli, static_nothing_set) {

@@ -3,7 +3,8 @@
  * `loadgen run SCENARIO` as a user runs it: every shipped scenario at a short duration reports
  * the tasks it declares and leaves nothing behind (processes, cgroups, files); a task declared
  * to start on CPU 1 is seen there at the start; a group's weight is in its cgroup while it runs;
- * SIGINT ends everything; a broken file is refused with its line before anything starts.
+ * --static sets a scenario's groups by name; SIGINT ends everything; a broken file is refused with
+ * its line before anything starts.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -221,6 +222,70 @@ Test(groups, a_groups_weight_is_in_its_cgroup_and_its_tasks_in_it, .timeout = 30
                 cr_expect_str_eq(weight, "400\n", "cpu.weight");
         bin_finish(&r);
         cr_expect(exited_with(r.status, 0), "stderr: %s", r.err);
+        expect_clean(&r, &d);
+        bin_run_done(&r);
+        test_dirs_done(&d);
+        remove_scenario(path);
+}
+
+/* The value after "key": in the first {...} after "name": of json, or NULL. */
+static const char *static_value(const char *json, const char *name, const char *key) {
+        char n[64], k[64];
+        const char *p, *end;
+
+        (void) snprintf(n, sizeof n, "\"%s\":", name);
+        (void) snprintf(k, sizeof k, "\"%s\":", key);
+        p = strstr(json, n);
+        end = p ? strchr(p, '}') : NULL;
+        p = p ? strstr(p, k) : NULL;
+        if (!p || !end || p > end)
+                return NULL;
+        p += strlen(k);
+        return p + strspn(p, " \n");
+}
+
+/* loadgen --static on a scenario's groups by name: the weight in the file's place, cpu.idle,
+ * both in the report's "static" member as the groups held them; a name the scenario lacks is
+ * refused before anything starts, naming its groups. */
+Test(groups, static_settings_name_a_scenarios_groups, .timeout = 30) {
+        char *path;
+        const char *v;
+        Dirs d;
+        Run r;
+
+        skip_unless_root();
+        path = write_scenario("[scenario]\nname = statics\nduration = 1s\n[group heavy]\n"
+                              "weight = 400\n[group calm]\n[task t]\ngroup = heavy\n"
+                              "phase = sleep 1s\n[task u]\ngroup = calm\nphase = sleep 1s\n");
+        d = test_dirs();
+        r = bin_run((const char *const[]){ LOADGEN, "--static=heavy=weight:700+calm=idle", "run",
+                                           path, "--quiet", "--json", "--dir", d.dir, NULL });
+        if (exited_with(r.status, 2) && strstr(r.err, "lacks"))
+                cr_skip_test("this kernel has no cpu.idle: %s", r.err);
+        cr_assert(exited_with(r.status, 0), "stderr: %s", r.err);
+        v = static_value(r.out, "heavy", "weight");
+        cr_expect(v && strncmp(v, "700", 3) == 0, "heavy's weight: %s", r.out);
+        v = static_value(r.out, "heavy", "idle");
+        cr_expect(v && strncmp(v, "false", 5) == 0, "heavy's cpu.idle: %s", r.out);
+        v = static_value(r.out, "calm", "idle");
+        cr_expect(v && strncmp(v, "true", 4) == 0, "calm's cpu.idle: %s", r.out);
+        expect_clean(&r, &d);
+        bin_run_done(&r);
+
+        r = bin_run((const char *const[]){ LOADGEN, "--static=rings=idle", "run", path, "--quiet",
+                                           "--dir", d.dir, NULL });
+        cr_expect(exited_with(r.status, 2), "status %d", r.status);
+        cr_expect(strstr(r.err, "--static names the group \"rings\", which scenario statics does "
+                                "not have (its groups: heavy, calm)"),
+                  "stderr: %s", r.err);
+        cr_expect_str_empty(r.out);
+        expect_clean(&r, &d);
+        bin_run_done(&r);
+
+        r = bin_run((const char *const[]){ LOADGEN, "--static=rings=idle", "run", "no_load",
+                                           "--dir", d.dir, NULL });
+        cr_expect(exited_with(r.status, 2), "status %d", r.status);
+        cr_expect(strstr(r.err, "has only job and load"), "stderr: %s", r.err);
         expect_clean(&r, &d);
         bin_run_done(&r);
         test_dirs_done(&d);

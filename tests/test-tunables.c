@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,28 @@ Test(tunables, shipped_conf_parses_to_the_defaults) {
         cr_assert_eq(tunables_load(path, false, &t, &e), 0, "%s", e.message);
         cr_expect_eq(t.node_imbalance_pct, 125);
         tunables_free(&t);
+}
+
+/* The configurations shipped for loadgen compare: each loads as the daemon would load it, and
+ * protects a group of loadgen's sandbox (cgbalance.slice/loadgen-PID/...). */
+Test(tunables, shipped_compare_configs_load) {
+        _cleanup_free_ char *pattern = NULL;
+        glob_t g = { 0 };
+
+        cr_assert_gt(asprintf(&pattern, "%s/../../conf/compare/*.conf", FIXTURES_DIR), 0);
+        cr_assert_eq(glob(pattern, 0, NULL, &g), 0, "no %s", pattern);
+        cr_expect_geq(g.gl_pathc, 4);
+        for (size_t i = 0; i < g.gl_pathc; i++) {
+                ConfigError e = { 0 };
+                Tunables t;
+
+                cr_assert_eq(tunables_load(g.gl_pathv[i], false, &t, &e), 0, "%s", e.message);
+                cr_assert_not_null(t.protected_cgroups[0], "%s protects nothing", g.gl_pathv[i]);
+                cr_expect_eq(strncmp(t.protected_cgroups[0], "cgbalance.slice/loadgen-*/", 26), 0,
+                             "%s: %s", g.gl_pathv[i], t.protected_cgroups[0]);
+                tunables_free(&t);
+        }
+        globfree(&g);
 }
 
 static int load_text(const char *text, Tunables *t, ConfigError *e) {
