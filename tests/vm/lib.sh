@@ -107,11 +107,32 @@ cgb_init() {
         CGB_NICE0=(nice -n 10)
 }
 
-# Writes "+cpu +cpuset" into a group's cgroup.subtree_control where not enabled yet.
+# Makes a protected and a noisy group sharing the last node's first CPU (their cpuset), the
+# setting of the weight and ladder cases: sets CGB_PROT, CGB_NOISY (their directories) and
+# CGB_ONE_CPU; skips without per-group PSI.
+cgb_one_cpu_groups() {
+        local g
+        CGB_ONE_CPU=$(cgb_cpulist_expand "$(cgb_node_cpus "${CGB_NODES[-1]}")")
+        CGB_ONE_CPU=${CGB_ONE_CPU%% *}
+        cgb_group_create "$1"
+        CGB_PROT=$CGB_GROUP_DIR
+        cgb_group_create "$2"
+        CGB_NOISY=$CGB_GROUP_DIR
+        for g in "$CGB_PROT" "$CGB_NOISY"; do
+                echo "$CGB_ONE_CPU" >"$g/cpuset.cpus" ||
+                        cgb_fail "cannot write $CGB_ONE_CPU to $g/cpuset.cpus"
+        done
+        [[ -r $CGB_PROT/cpu.pressure ]] || cgb_skip "no $CGB_PROT/cpu.pressure (PSI off?)"
+}
+
+# Writes "+cpu +cpuset" into a group's cgroup.subtree_control where not enabled yet. Read by
+# bash, not grep: it runs for every task a case starts, and a fork costs the emulated guest up to
+# a second once the first tasks spin.
 cgb_enable_controllers() {
-        local dir=$1 c want=()
+        local dir=$1 c have= want=()
+        read -r have <"$dir/cgroup.subtree_control"
         for c in cpu cpuset; do
-                grep -qw "$c" "$dir/cgroup.subtree_control" || want+=("+$c")
+                [[ " $have " == *" $c "* ]] || want+=("+$c")
         done
         ((${#want[@]} == 0)) && return 0
         echo "${want[*]}" >"$dir/cgroup.subtree_control" ||
@@ -335,7 +356,7 @@ cgb_daemon_ticked() {
 # Prints the number of the daemon's last logged tick (0 before the first).
 cgb_daemon_tick() {
         local t
-        t=$(sed -n 's/^cgbalanced: tick \([0-9]*\):.*/\1/p' "$CGB_DAEMON_LOG" | tail -n 1)
+        t=$(awk '/^cgbalanced: tick [0-9]+:/ { t = $3 } END { print t + 0 }' "$CGB_DAEMON_LOG")
         echo "${t:-0}"
 }
 

@@ -23,17 +23,8 @@ WINDOW=3 # seconds per measuring window
 SETTLE_MAX=40 # seconds for the weight to settle
 
 cgb_init
-cpu=$(cgb_cpulist_expand "$(cgb_node_cpus "${CGB_NODES[-1]}")")
-cpu=${cpu%% *} # the last node's first CPU
-
-cgb_group_create wts-prot
-prot=$CGB_GROUP_DIR
-cgb_group_create wts-noisy
-noisy=$CGB_GROUP_DIR
-for g in "$prot" "$noisy"; do
-        echo "$cpu" >"$g/cpuset.cpus" || cgb_fail "cannot write $cpu to $g/cpuset.cpus"
-done
-[[ -r $prot/cpu.pressure ]] || cgb_skip "no $prot/cpu.pressure (PSI off?)"
+cgb_one_cpu_groups wts-prot wts-noisy
+prot=$CGB_PROT noisy=$CGB_NOISY cpu=$CGB_ONE_CPU
 cgb_busy_start wts-prot 1
 cgb_busy_start wts-noisy "$NOISY"
 sleep 1
