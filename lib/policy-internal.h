@@ -32,6 +32,7 @@ typedef enum LadderMode {
 typedef struct LadderHold {
         LadderMode mode;
         uint64_t since_usec; /* when the group entered mode, or its last step */
+        uint32_t busy_permyriad; /* a protected group: the most it used while above its mark */
 } LadderHold;
 
 /* The level of protected group cg whose pressure (PSI, or its tasks' wait) is pressure. */

@@ -222,10 +222,15 @@ static bool contends(const Ladder *l, size_t g, size_t j) {
 
 /* ---- modes and holds */
 
-static LadderMode protected_mode(const Ladder *l, size_t g) {
+/* Protected group g's mode; *busy: the most it used while above its mark, carried on. */
+static LadderMode protected_mode(const Ladder *l, size_t g, uint32_t *busy) {
         const PolicyCgroup *cg = group(l, g);
         PolicyLevel level = policy_group_level(cg, l->pressure[g], l->p);
+        uint32_t u = cg->util_permyriad;
 
+        *busy = l->old[g].busy_permyriad;
+        if (level == POLICY_LEVEL_ABOVE && u > *busy)
+                *busy = u;
         if (cg->throttled_permyriad > POLICY_THROTTLED_PERMYRIAD)
                 return LADDER_THROTTLED;
         if (level == POLICY_LEVEL_ABOVE &&
@@ -233,8 +238,11 @@ static LadderMode protected_mode(const Ladder *l, size_t g) {
                 return LADDER_UP;
         /* Below its mark while still busy is most likely the steps working: taking them back
          * would bring the pressure back and the next hold would take them again, a lever
-         * flapping every two holds. They go back once P has gone quiet. */
-        if (level == POLICY_LEVEL_BELOW && cg->util_permyriad < POLICY_LADDER_QUIET_PERMYRIAD)
+         * flapping every two holds. They go back once P has gone quiet: next to nothing, or a
+         * small part of what it used when it was pressed (its burst is over). */
+        if (level == POLICY_LEVEL_BELOW &&
+            (u < POLICY_LADDER_QUIET_PERMYRIAD ||
+             (uint64_t) u * POLICY_LADDER_QUIET_SHARE < *busy))
                 return LADDER_DOWN;
         return LADDER_NONE;
 }
@@ -386,10 +394,14 @@ static int ladder_modes(Ladder *l, bool any_ours) {
 
         for (size_t j = 0; j < l->n_prot; j++) {
                 size_t g = l->prot[j];
+                LadderMode mode;
+                uint32_t busy;
 
                 if (has_ours(l, g))
                         continue; /* released first: see below */
-                hold(l, g, protected_mode(l, g));
+                mode = protected_mode(l, g, &busy);
+                hold(l, g, mode);
+                l->holds[g].busy_permyriad = busy;
                 need = need || (l->holds[g].mode == LADDER_UP && held(l, g));
         }
         if (!need)
@@ -419,7 +431,9 @@ int policy_ladder_plan(const PolicySnapshot *snap, const PolicyParams *p, uint64
         int r;
 
         for (size_t g = 0; g < n; g++) {
-                ret_holds[g] = (LadderHold){ .mode = LADDER_NONE, .since_usec = now_usec };
+                ret_holds[g] = (LadderHold){ .mode = LADDER_NONE,
+                                             .since_usec = now_usec,
+                                             .busy_permyriad = old[g].busy_permyriad };
                 any_ours = any_ours || has_ours(&l, g);
                 any_prot = any_prot || (escalating(p) && snap->cgroups[g].protected);
         }

@@ -93,7 +93,8 @@
  *                never changed, and the step is skipped;
  *     PARTITION  not yet implemented: no step is planned (partition_max_cpus is unused).
  * The step restarts P's hold. When P stays below half its mark and quiet (its util under
- * POLICY_LADDER_QUIET_PERMYRIAD: below its mark while busier is the steps working, and giving
+ * POLICY_LADDER_QUIET_PERMYRIAD, or under a POLICY_LADDER_QUIET_SHARE-th of the most it used
+ * while above its mark: below its mark while busier is the steps working, and giving
  * them back then would flap them every two holds) for escalate_hold (or is throttled, for
  * escalate_hold), one step back a hold, in reverse (PARTITION; then QUOTA doubled
  * while it binds, i.e. the group was throttled or used 90% of it, and is under the machine's
@@ -132,9 +133,13 @@
 /* A protected group throttled by its own quota more than this share of the interval (a tenth)
  * is not escalated for: its pressure is its own limit, not contention. */
 #define POLICY_THROTTLED_PERMYRIAD 1000u
-/* A protected group using less than this (a tenth of a CPU) has gone quiet: its contenders get
- * their steps back. One still busier keeps them, however low its pressure: low because of them. */
+/* A protected group using less than this (a tenth of a CPU), or less than a
+ * POLICY_LADDER_QUIET_SHARE-th of the most it used while above its mark, has gone quiet: its
+ * contenders get their steps back. One still busier keeps them, however low its pressure: low
+ * because of them. The share is for a group that keeps a little running between its bursts (a
+ * periodic task beside a job that works and sleeps): its bursts end, and so does their cause. */
 #define POLICY_LADDER_QUIET_PERMYRIAD 1000u
+#define POLICY_LADDER_QUIET_SHARE 4u
 /* A group using less than this (a twentieth of a CPU) is no contender to step up: it cannot be
  * what presses a protected group, and a step on it would cure nothing (a protected job pressed
  * by its own tasks, make -j4 on one CPU beside an idle load, escalated on that idle load). */

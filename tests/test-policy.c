@@ -1535,6 +1535,34 @@ Test(policy, ladder_keeps_the_steps_while_the_protected_group_is_busy) {
         expect_step(&e, RING, JOB, POLICY_LEVER_IDLE, 1, 0);
 }
 
+/* A job that works and sleeps beside a periodic task of its group (burst-rings): between the
+ * bursts the group still uses more than a tenth of a CPU, but a small part of what it used when
+ * pressed, and the steps go back; a fall to more than a quarter keeps them. */
+Test(policy, ladder_gives_back_when_the_protected_burst_is_over) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        PlanEscalation e;
+
+        s->cgroups[JOB].util_permyriad = 20000; /* pressed while it works on 2 CPUs */
+        cr_assert_eq(ladder_next(s, 10, &e), 4);
+        expect_step(&e, RING, JOB, POLICY_LEVER_IDLE, 0, 1);
+        s->cgroups[JOB].pressure_permyriad = 200;
+        s->cgroups[JOB].util_permyriad = 5001; /* over a quarter of 2 CPUs: still the steps working */
+        cr_expect_eq(ladder_next(s, 20, &e), 0, "a step back while a quarter busy");
+        s->cgroups[JOB].util_permyriad = 1400; /* the periodic task alone */
+        cr_assert_gt(POLICY_LADDER_QUIET_PERMYRIAD, 0);
+        cr_assert_gt(1400, POLICY_LADDER_QUIET_PERMYRIAD, "busier than quiet in absolute terms");
+        cr_assert_eq(ladder_next(s, 10, &e), 4, "the burst is over: back after the hold");
+        expect_step(&e, RING, JOB, POLICY_LEVER_IDLE, 1, 0);
+        cr_expect(strstr(e.reason, "pressure 2.00% < 5.00%") != NULL, "%s", e.reason);
+        /* the next burst presses it again: up again, once its weight (stepped down meanwhile)
+         * is back at weight_max */
+        s->cgroups[JOB].pressure_permyriad = 3000;
+        s->cgroups[JOB].util_permyriad = 20000;
+        cr_assert_neq(ladder_next(s, 100, &e), 0);
+        expect_step(&e, RING, JOB, POLICY_LEVER_IDLE, 0, 1);
+        cr_expect_eq(s->cgroups[JOB].weight, 1000);
+}
+
 Test(policy, ladder_step_back_doubles_a_quota_that_still_binds) {
         _cleanup_sim_ Sim *s = ladder_sim();
         PlanEscalation e;
