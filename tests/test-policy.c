@@ -1546,7 +1546,8 @@ Test(policy, ladder_gives_back_when_the_protected_burst_is_over) {
         cr_assert_eq(ladder_next(s, 10, &e), 4);
         expect_step(&e, RING, JOB, POLICY_LEVER_IDLE, 0, 1);
         s->cgroups[JOB].pressure_permyriad = 200;
-        s->cgroups[JOB].util_permyriad = 5001; /* over a quarter of 2 CPUs: still the steps working */
+        s->cgroups[JOB].util_permyriad =
+                5001; /* over a quarter of 2 CPUs: still the steps working */
         cr_expect_eq(ladder_next(s, 20, &e), 0, "a step back while a quarter busy");
         s->cgroups[JOB].util_permyriad = 1400; /* the periodic task alone */
         cr_assert_gt(POLICY_LADDER_QUIET_PERMYRIAD, 0);
