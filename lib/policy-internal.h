@@ -25,7 +25,8 @@ typedef enum LadderMode {
         LADDER_NONE, /* nothing to do: unprotected with nothing of ours, or protected and held */
         LADDER_UP, /* protected, above its mark at weight_max: its contenders step up */
         LADDER_DOWN, /* protected, below half its mark: its contenders step back */
-        LADDER_THROTTLED, /* protected, throttled by its own quota: its contenders step back */
+        LADDER_THROTTLED, /* protected, throttled by its own quota or an ancestor's: its
+                           * contenders step back */
         LADDER_RELEASE, /* something of ours on it, and no protected group it contends with */
 } LadderMode;
 

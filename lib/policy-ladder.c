@@ -222,6 +222,22 @@ static bool contends(const Ladder *l, size_t g, size_t j) {
 
 /* ---- modes and holds */
 
+/* The group whose own limit throttles protected group g more than POLICY_THROTTLED_PERMYRIAD:
+ * g, or the nearest group above it in the snapshot (a slice's CPU limit throttles every group
+ * below it, and shows in theirs as pressure). SIZE_MAX when none. */
+static size_t limiter(const Ladder *l, size_t g) {
+        size_t best = SIZE_MAX;
+
+        if (group(l, g)->throttled_permyriad > POLICY_THROTTLED_PERMYRIAD)
+                return g;
+        for (size_t a = 0; a < l->snap->n_cgroups; a++)
+                if (group(l, a)->throttled_permyriad > POLICY_THROTTLED_PERMYRIAD &&
+                    path_below(group(l, g)->path, group(l, a)->path) &&
+                    (best == SIZE_MAX || strlen(group(l, a)->path) > strlen(group(l, best)->path)))
+                        best = a;
+        return best;
+}
+
 /* Protected group g's mode; *busy: the most it used while above its mark, carried on. */
 static LadderMode protected_mode(const Ladder *l, size_t g, uint32_t *busy) {
         const PolicyCgroup *cg = group(l, g);
@@ -231,7 +247,7 @@ static LadderMode protected_mode(const Ladder *l, size_t g, uint32_t *busy) {
         *busy = l->old[g].busy_permyriad;
         if (level == POLICY_LEVEL_ABOVE && u > *busy)
                 *busy = u;
-        if (cg->throttled_permyriad > POLICY_THROTTLED_PERMYRIAD)
+        if (limiter(l, g) != SIZE_MAX)
                 return LADDER_THROTTLED;
         if (level == POLICY_LEVEL_ABOVE &&
             (cg->weight >= l->p->weight_max || l->p->weights_ignored))
@@ -338,12 +354,24 @@ static void step_back(Ladder *l, size_t j) {
                 return;
         e = add_step(l, best, pg, next_back(l, best));
         policy_fmt_usec(h, l->now - l->holds[pg].since_usec);
-        if (l->holds[pg].mode == LADDER_THROTTLED)
-                (void) snprintf(e->reason, sizeof e->reason,
-                                "throttled %s%% of the time by its own quota for %s: its pressure "
-                                "is its limit, not contention",
-                                policy_fmt_load(t, (uint64_t) p->throttled_permyriad * 100), h);
-        else {
+        if (l->holds[pg].mode == LADDER_THROTTLED) {
+                size_t a = limiter(l, pg);
+                const PolicyCgroup *lim = a == SIZE_MAX ? p : group(l, a);
+
+                if (lim == p)
+                        (void) snprintf(
+                                e->reason, sizeof e->reason,
+                                "throttled %s%% of the time by its own quota for %s: its "
+                                "pressure is its limit, not contention",
+                                policy_fmt_load(t, (uint64_t) lim->throttled_permyriad * 100), h);
+                else
+                        (void) snprintf(
+                                e->reason, sizeof e->reason,
+                                "%s throttled %s%% of the time by its quota for %s: the "
+                                "pressure below it is that limit, not contention",
+                                lim->path,
+                                policy_fmt_load(t, (uint64_t) lim->throttled_permyriad * 100), h);
+        } else {
                 policy_level_text(p, l->pressure[pg], l->p, POLICY_LEVEL_BELOW, level,
                                   sizeof level);
                 (void) snprintf(e->reason, sizeof e->reason,

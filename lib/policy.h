@@ -79,9 +79,10 @@
  *
  * The ladder (past the weight). A protected group P escalates while, for escalate_hold, it is
  * above its mark (as for the weight: pressure, wait or latency) with its weight at weight_max,
- * and it is not throttled by a quota of its own (throttled_permyriad above
- * POLICY_THROTTLED_PERMYRIAD: its pressure is its limit, which no other group's step can cure;
- * its contenders get their steps back instead, as below, the reason saying so). P's contenders
+ * and it is not throttled by a quota of its own or of a group above it in the snapshot
+ * (throttled_permyriad above POLICY_THROTTLED_PERMYRIAD: its pressure is that limit, which no
+ * other group's step can cure; its contenders get their steps back instead, as below, the reason
+ * naming the limit). P's contenders
  * are the managed groups that are not protected, hold no protected group and are not inside one
  * (path prefixes), used CPU over the interval (at least POLICY_CONTENDER_PERMYRIAD; one that has
  * a step of ours, any) and have a task that last ran on a CPU
@@ -130,8 +131,9 @@
 #define POLICY_NO_CGROUP ((size_t) -1)
 /* Housekeeping noise tolerated by "has an idle CPU" and "overloaded": a tenth of a CPU. */
 #define POLICY_LOAD_SLACK_PERMYRIAD 1000u
-/* A protected group throttled by its own quota more than this share of the interval (a tenth)
- * is not escalated for: its pressure is its own limit, not contention. */
+/* A protected group throttled by its own quota, or by one of a group above it, more than this
+ * share of the interval (a tenth) is not escalated for: its pressure is that limit, not
+ * contention. */
 #define POLICY_THROTTLED_PERMYRIAD 1000u
 /* A protected group using less than this (a tenth of a CPU), or less than a
  * POLICY_LADDER_QUIET_SHARE-th of the most it used while above its mark, has gone quiet: its

@@ -963,11 +963,9 @@ static void help(bool sweep) {
                        "                         static:SPEC). SPEC: GROUP=weight:N (cpu.weight\n"
                        "                         1..10000, cpu.shares on v1) or GROUP=idle\n"
                        "                         (cpu.idle 1, Linux 5.15+), several joined by\n"
-                       "                         +; GROUP: job (the compile, the benchmark),\n"
-                       "                         load (the background load), or a scenario's\n"
-                       "                         [group NAME] with the suite run SCENARIO.\n"
-                       "                         E.g. --static job=weight:1000 --static\n"
-                       "                         load=idle; -- run burst-rings: rings=idle.\n"
+                       "                         +; GROUP: job (the compile, the benchmark) or\n"
+                       "                         load (the background load). E.g.\n"
+                       "                         --static job=weight:1000 --static load=idle.\n"
                        "     --no-default        No row with the compiled-in defaults.\n");
         printf("     --no-daemon         First a row with no " DAEMON_NAME " running.\n"
                "  -j --json[=FILE]       Every row's config, the suite's own JSON and the\n"
@@ -1108,6 +1106,9 @@ static int plan_static_rows(Compare *c, const Args *a) {
                         log_error("Invalid --static \"%s\": %s.", a->statics[i], why);
                         return -EINVAL;
                 }
+                /* compare's suites are contest and the benchmarks: job and load only */
+                if (cli_check_static_groups(&s, NULL, 0, NULL) < 0)
+                        return -EINVAL;
                 if (asprintf(&name, "static:%s", a->statics[i]) < 0)
                         return log_error_errno(ENOMEM, "Out of memory.");
                 if (cli_check_static(&s, a->statics[i]) < 0 || add_row(c, name, false, NULL) < 0)

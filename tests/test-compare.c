@@ -122,7 +122,8 @@ Test(args, bad_arguments_exit_2_naming_the_field) {
                        "--static \"job=weight:0\": weight \"0\"");
         expect_refused((const char *const[]){ LOADGEN, "compare", "--static", "job=idle",
                                               "--static", "run=idle", "--", "hackbench", NULL },
-                       "--static \"run=idle\": no group \"run\"");
+                       "--static names the group \"run\": a run, contest or benchmark has only "
+                       "job and load");
         expect_refused((const char *const[]){ LOADGEN, "compare", "--static", "job=weight:5+", "--",
                                               "hackbench", NULL },
                        "empty setting");

@@ -1450,6 +1450,28 @@ Test(policy, throttled_protected_group_is_not_escalated_for) {
                   e.reason);
 }
 
+/* The slice above both groups at its CPU limit (the hazard's cap): the protected group's
+ * pressure is that limit, which no step on a sibling cures. */
+Test(policy, a_protected_group_under_a_throttled_ancestor_is_not_escalated_for) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        PolicyCgroup *slice = sim_group(s, "cgbalance.slice", false, 100);
+        PlanEscalation e;
+
+        slice->util_permyriad = 15000;
+        slice->throttled_permyriad = 4000;
+        cr_expect_eq(ladder_next(s, 10, &e), 0, "a step under a throttled slice");
+        s->cgroups[RING].idle = s->cgroups[RING].idle_ours = true;
+        cr_assert_neq(ladder_next(s, 10, &e), 0);
+        expect_step(&e, RING, JOB, POLICY_LEVER_IDLE, 1, 0);
+        cr_expect(strstr(e.reason, "cgbalance.slice throttled 40.00% of the time by its quota") !=
+                          NULL,
+                  "%s", e.reason);
+        /* the limit lifted: the pressure is contention again */
+        slice->throttled_permyriad = 0;
+        cr_assert_neq(ladder_next(s, 10, &e), 0);
+        expect_step(&e, RING, JOB, POLICY_LEVER_IDLE, 0, 1);
+}
+
 Test(policy, throttled_at_the_threshold_still_escalates) {
         _cleanup_sim_ Sim *s = ladder_sim();
         PlanEscalation e;
