@@ -393,7 +393,6 @@ int sandbox_kill(const Sandbox *sb) {
         return cgroup_kill_all(&sb->layout, sb->group[SANDBOX_RUN], KILL_TIMEOUT_USEC);
 }
 
-/* The "static" member: each set group's weight and cpu.idle as the group holds them now. */
 /* name: {"weight": W, "idle": B} as group holds them now. */
 static void json_static_group(Json *j, const Sandbox *sb, const char *name, const char *group) {
         uint64_t weight;
@@ -412,6 +411,7 @@ static void json_static_group(Json *j, const Sandbox *sb, const char *name, cons
         json_end(j, '}');
 }
 
+/* The "static" member: each set group's weight and cpu.idle as the group holds them now. */
 static void json_static(Json *j, const Sandbox *sb) {
         json_key(j, "static");
         json_begin(j, '{');

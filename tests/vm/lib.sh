@@ -456,6 +456,13 @@ cgb_daemon_loads() {
                    printf ")\n" }' "$CGB_DAEMON_LOG"
 }
 
+# Prints how many changes of a previous run the daemon said it put back at start (its "Put back
+# N changes a previous run left behind." line), empty if it said none.
+cgb_daemon_put_back() {
+        sed -n 's/^cgbalanced: Put back \([0-9]*\) changes a previous run left behind\./\1/p' \
+                "$CGB_DAEMON_LOG"
+}
+
 # Prints the number of cross-node moves the daemon logged ("Moved pid ... node A -> B", A != B).
 cgb_moves_count() { cgb_moves_list | wc -l; }
 

@@ -123,7 +123,7 @@ interval = 250ms
 max_moves_per_tick = 0
 EOF
 found=$(grep -m1 '^cgbalanced: Found the record of a previous run' "$CGB_DAEMON_LOG")
-put_back=$(sed -n 's/^cgbalanced: Put back \([0-9]*\) changes a previous run left behind\./\1/p' "$CGB_DAEMON_LOG")
+put_back=$(cgb_daemon_put_back)
 diff_state
 cgb_say "run 3 (restart, moves and weights off): ${found#cgbalanced: }; put back ${put_back:-none}; now $n_masks masks and $n_weights weights differ from the start${what:+:$what}"
 [[ -n $found ]] || cgb_fail "the restart did not read the record"

@@ -114,7 +114,7 @@ interval = 250ms
 [balance]
 max_moves_per_tick = 0
 EOF
-put_back=$(sed -n 's/^cgbalanced: Put back \([0-9]*\) changes a previous run left behind\./\1/p' "$CGB_DAEMON_LOG")
+put_back=$(cgb_daemon_put_back)
 cgb_say "restart with no protected group: put back ${put_back:-none}; $(levers)"
 at_base || cgb_fail "the restart did not put back the limit and the weight: $(levers), base weight $base"
 ((${put_back:-0} >= 2)) || cgb_fail "the restart says it put back ${put_back:-0} changes, want the limit and the weight"
