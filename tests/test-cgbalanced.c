@@ -332,10 +332,8 @@ static void start_daemon(const char *conf, bool dry_run) {
                         : spawn((const char *const[]){ DAEMON, "--config", conf, NULL }, out, err);
 }
 
-/* Waits up to timeout_ms for the log to contain what; returns whether it did. */
-static bool wait_log(const char *what, int timeout_ms) {
-        _cleanup_free_ char *path = log_path();
-
+/* Waits up to timeout_ms for the file at path to contain what; returns whether it did. */
+static bool wait_file(const char *path, const char *what, int timeout_ms) {
         for (int waited = 0; waited <= timeout_ms; waited += 50) {
                 _cleanup_free_ char *text = read_all(path);
 
@@ -344,6 +342,13 @@ static bool wait_log(const char *what, int timeout_ms) {
                 usleep(50 * 1000);
         }
         return false;
+}
+
+/* Waits up to timeout_ms for the daemon's log to contain what. */
+static bool wait_log(const char *what, int timeout_ms) {
+        _cleanup_free_ char *path = log_path();
+
+        return wait_file(path, what, timeout_ms);
 }
 
 static bool wait_shares(const char *path, bool (*ok)(uint64_t), int timeout_ms) {
@@ -568,6 +573,8 @@ Test(live, a_pressing_neighbour_gets_cpu_idle_past_weight_max_and_it_is_given_ba
         cr_assert(wait_idle(noisy, true, 20000), "no cpu.idle on the neighbour: %s",
                   text = read_all(err));
         free(TAKE_PTR(text));
+        /* The daemon writes the event after cpu.idle: a kill between the two would lose it. */
+        cr_expect(wait_file(events, "\"lever-changed\"", 5000), "no lever-changed event");
         stop_daemon(SIGKILL);
         cr_assert(idle_of(noisy), "SIGKILL cannot have given it back");
         text = read_all(events);
