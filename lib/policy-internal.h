@@ -36,6 +36,12 @@ typedef struct LadderHold {
         uint32_t busy_permyriad; /* a protected group: the most it used while above its mark */
 } LadderHold;
 
+/* Whether a protected group using util, and at most busy while above its mark, has gone quiet
+ * (POLICY_QUIET_PERMYRIAD, POLICY_QUIET_SHARE). */
+static inline bool policy_quiet(uint32_t util, uint32_t busy) {
+        return util < POLICY_QUIET_PERMYRIAD || (uint64_t) util * POLICY_QUIET_SHARE < busy;
+}
+
 /* The level of protected group cg whose pressure (PSI, or its tasks' wait) is pressure. */
 PolicyLevel policy_group_level(const PolicyCgroup *cg, uint32_t pressure, const PolicyParams *p);
 

@@ -256,8 +256,7 @@ static LadderMode protected_mode(const Ladder *l, size_t g, uint32_t *busy) {
          * would bring the pressure back and the next hold would take them again, a lever
          * flapping every two holds. They go back once P has gone quiet: next to nothing, or a
          * small part of what it used when it was pressed (its burst is over). */
-        if (level == POLICY_LEVEL_BELOW &&
-            (u < POLICY_LADDER_QUIET_PERMYRIAD || (uint64_t) u * POLICY_LADDER_QUIET_SHARE < *busy))
+        if (level == POLICY_LEVEL_BELOW && policy_quiet(u, *busy))
                 return LADDER_DOWN;
         return LADDER_NONE;
 }

@@ -22,7 +22,7 @@ typedef enum GroupMode {
         GROUP_UNTOUCHED, /* not protected, and nothing of ours to undo */
         GROUP_BETWEEN, /* protected, pressure between half the target and the target */
         GROUP_ABOVE, /* protected, pressure above the target */
-        GROUP_BELOW, /* protected, pressure below half the target */
+        GROUP_BELOW, /* protected, pressure below half the target, and quiet */
         GROUP_RELEASE, /* no longer protected, but the daemon's raise is still on */
 } GroupMode;
 
@@ -30,6 +30,7 @@ typedef struct GroupState {
         char *path;
         GroupMode mode;
         uint64_t since_usec; /* when the group entered mode, or its last step */
+        uint32_t busy_permyriad; /* the most it used above its mark since its weight was base */
         LadderHold ladder;
 } GroupState;
 
@@ -522,16 +523,33 @@ void policy_level_text(const PolicyCgroup *cg, uint32_t pressure, const PolicyPa
                               fmt_hundredths(m, target / 2, 100));
 }
 
-static GroupMode group_mode(const Ctx *c, size_t g) {
+/* Group g's mode; busy: the most it used above its mark (see weight_busy()). Below half its
+ * mark while still busy counts as between: the weight working, not the pressure gone. */
+static GroupMode group_mode(const Ctx *c, size_t g, uint32_t busy) {
         const PolicyCgroup *cg = &c->snap->cgroups[g];
 
         if (!cg->protected)
                 return cg->weight > cg->base_weight ? GROUP_RELEASE : GROUP_UNTOUCHED;
         switch (policy_group_level(cg, c->pressure[g], c->p)) {
         case POLICY_LEVEL_ABOVE: return GROUP_ABOVE;
-        case POLICY_LEVEL_BELOW: return GROUP_BELOW;
+        case POLICY_LEVEL_BELOW:
+                return policy_quiet(cg->util_permyriad, busy) ? GROUP_BELOW : GROUP_BETWEEN;
         default: return GROUP_BETWEEN;
         }
+}
+
+/* The most protected group g used while above its mark since its weight was last at its base
+ * (or weight_min), carried on from old (NULL: a group new to the state, or a restart). */
+static uint32_t weight_busy(const Ctx *c, size_t g, const GroupState *old) {
+        const PolicyCgroup *cg = &c->snap->cgroups[g];
+        uint64_t floor = cg->base_weight > c->p->weight_min ? cg->base_weight : c->p->weight_min;
+        uint32_t busy = old ? old->busy_permyriad : 0;
+        bool above =
+                cg->protected && policy_group_level(cg, c->pressure[g], c->p) == POLICY_LEVEL_ABOVE;
+
+        if (!above && cg->weight <= floor)
+                return 0;
+        return above && cg->util_permyriad > busy ? cg->util_permyriad : busy;
 }
 
 /* Weight before placement: a pressured protected group's tasks stay while its weight can rise. */
@@ -541,7 +559,10 @@ static void ctx_blocked(Ctx *c) {
 
                 if (cg->has_pressure)
                         c->pressure[g] = cg->pressure_permyriad;
-                c->blocked[g] = group_mode(c, g) == GROUP_ABOVE && cg->weight < c->p->weight_max;
+                c->blocked[g] =
+                        cg->protected &&
+                        policy_group_level(cg, c->pressure[g], c->p) == POLICY_LEVEL_ABOVE &&
+                        cg->weight < c->p->weight_max;
         }
 }
 
@@ -626,15 +647,18 @@ static int plan_weights(Ctx *c, const PolicyState *s, GroupState **ret, LadderHo
         for (size_t g = 0; g < n; g++) {
                 const PolicyCgroup *cg = &c->snap->cgroups[g];
                 const GroupState *old = groups_find(s, cg->path);
-                GroupMode mode = group_mode(c, g);
+                uint32_t busy = weight_busy(c, g, old);
+                GroupMode mode = group_mode(c, g, busy);
                 uint64_t since = old && old->mode == mode && old->since_usec <= c->now
                                          ? old->since_usec
                                          : c->now;
                 uint64_t held = c->now - since;
                 uint32_t to = weight_target(c, g, mode, held >= c->p->pressure_hold_usec);
 
-                groups[g] =
-                        (GroupState){ .path = strdup(cg->path), .mode = mode, .since_usec = since };
+                groups[g] = (GroupState){ .path = strdup(cg->path),
+                                          .mode = mode,
+                                          .since_usec = since,
+                                          .busy_permyriad = busy };
                 old_ladder[g] = old ? old->ladder : (LadderHold){ .mode = LADDER_NONE };
                 if (!groups[g].path) {
                         groups_free(groups, g);

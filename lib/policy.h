@@ -62,9 +62,12 @@
  * than the least busy usable CPU of the node outside it. Cooldown and min_task_load apply.
  *
  * Weights: a protected group whose CPU pressure stays above pressure_target for pressure_hold
- * gets weight_step more weight, up to weight_max; one that stays below half of it for
- * pressure_hold gets weight_step less, down to its base weight (and never below weight_min).
- * Each step restarts the hold. A protected group below weight_min is raised to it at once; one
+ * gets weight_step more weight, up to weight_max; one that stays below half of it and quiet
+ * (its util under POLICY_QUIET_PERMYRIAD, or under a POLICY_QUIET_SHARE-th of the most it used
+ * while above its mark since its weight was last at its base) for pressure_hold gets
+ * weight_step less, down to its base weight (and never below weight_min). Below its mark while
+ * still as busy is the weight working: stepping down then brings the pressure back, and the
+ * weight would flap every hold or two. Each step restarts the hold. A protected group below weight_min is raised to it at once; one
  * above weight_max (a reload lowered it) that the daemon had raised goes back to weight_max (or
  * its base, if higher) at once. A group no longer protected whose weight the daemon raised
  * (weight > base_weight) goes back to its base, weight_step every pressure_hold, whatever its
@@ -93,10 +96,9 @@
  *                halved each step down to quota_floor. A limit someone else set is not ours:
  *                never changed, and the step is skipped;
  *     PARTITION  not yet implemented: no step is planned (partition_max_cpus is unused).
- * The step restarts P's hold. When P stays below half its mark and quiet (its util under
- * POLICY_LADDER_QUIET_PERMYRIAD, or under a POLICY_LADDER_QUIET_SHARE-th of the most it used
- * while above its mark: below its mark while busier is the steps working, and giving
- * them back then would flap them every two holds) for escalate_hold (or is throttled, for
+ * The step restarts P's hold. When P stays below half its mark and quiet (as for the weight:
+ * below its mark while busier is the steps working, and giving them back then would flap them
+ * every two holds) for escalate_hold (or is throttled, for
  * escalate_hold), one step back a hold, in reverse (PARTITION; then QUOTA doubled
  * while it binds, i.e. the group was throttled or used 90% of it, and is under the machine's
  * CPUs, else removed; then IDLE back to 0), on the lightest contender (util, then path, in
@@ -136,12 +138,12 @@
  * contention. */
 #define POLICY_THROTTLED_PERMYRIAD 1000u
 /* A protected group using less than this (a tenth of a CPU), or less than a
- * POLICY_LADDER_QUIET_SHARE-th of the most it used while above its mark, has gone quiet: its
- * contenders get their steps back. One still busier keeps them, however low its pressure: low
- * because of them. The share is for a group that keeps a little running between its bursts (a
+ * POLICY_QUIET_SHARE-th of the most it used while above its mark, has gone quiet: its weight
+ * steps down and its contenders get their steps back. One still busier keeps them, however low
+ * its pressure: low because of them. The share is for a group that keeps a little running between its bursts (a
  * periodic task beside a job that works and sleeps): its bursts end, and so does their cause. */
-#define POLICY_LADDER_QUIET_PERMYRIAD 1000u
-#define POLICY_LADDER_QUIET_SHARE 4u
+#define POLICY_QUIET_PERMYRIAD 1000u
+#define POLICY_QUIET_SHARE 4u
 /* A group using less than this (a twentieth of a CPU) is no contender to step up: it cannot be
  * what presses a protected group, and a step on it would cure nothing (a protected job pressed
  * by its own tasks, make -j4 on one CPU beside an idle load, escalated on that idle load). */

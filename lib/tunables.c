@@ -92,7 +92,8 @@ static const ConfigKey tunables_keys[] = {
         CONFIG_KEY_PERCENT("weights", "pressure_target", Tunables, pressure_target_pct, "10", 1,
                            100,
                            "cpu.pressure \"some avg10\", in percent, above which a protected "
-                           "group gets more weight; below half of it the weight decays."),
+                           "group gets more weight; below half of it, once the group has gone "
+                           "quiet, the weight decays."),
         CONFIG_KEY_DURATION("weights", "pressure_hold", Tunables, pressure_hold_usec, "3s", 0,
                             USEC_PER_HOUR,
                             "How long pressure must stay above (or below) its mark before each "

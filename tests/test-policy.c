@@ -1116,6 +1116,51 @@ Test(policy, pressure_between_the_marks_keeps_the_weight) {
         cr_expect_eq(g->weight, 300);
 }
 
+/* Below half its mark while as busy as when pressed is the weight working: it stays (stepping
+ * down would bring the pressure back, a weight flapping every hold or two); once the group's
+ * work eases to a quarter of that, it steps down. */
+Test(policy, a_raised_weight_stays_while_the_group_is_as_busy_and_goes_once_it_is_quiet) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        PolicyCgroup *g = sim_group(s, "cgbalance.slice/a", true, 100);
+        /* 1 s ticks: pressed on 2 CPUs for 4 ticks, below its mark on 1.8 CPUs for 10, then
+         * below on 0.4 CPU (a quarter of 2 CPUs is 0.5): one step up, one step down after 3 s */
+        static const uint32_t want[] = {
+                100,  100,  100,  1000, 1000, 1000, 1000, 1000, 1000, 1000,
+                1000, 1000, 1000, 1000, 1000, 1000, 1000, 100,  100,  100
+        };
+
+        s->t.weight_step = 900;
+        cr_assert_eq(s->t.pressure_hold_usec, 3 * SEC);
+        for (unsigned tick = 0; tick < ELEMENTSOF(want); tick++) {
+                _cleanup_plan_ Plan *p = NULL;
+
+                g->pressure_permyriad = tick < 4 ? 3000 : 200;
+                g->util_permyriad = tick < 4 ? 20000 : tick < 14 ? 18000 : 4000;
+                p = sim_plan(s);
+                sim_apply(s, p);
+                cr_expect_eq(g->weight, want[tick], "tick %u", tick);
+                if (tick == 17)
+                        cr_expect_str_eq(p->weights[0].reason,
+                                         "pressure 2.00% < 5.00% for 3.0 s: down to 100, base 100");
+        }
+}
+
+/* A restarted daemon (no state) finds weights its record says it raised: a group still busy
+ * keeps its weight, a quiet one (under a tenth of a CPU) gets it back. */
+Test(policy, after_a_restart_a_busy_group_keeps_its_raised_weight_and_a_quiet_one_not) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        PolicyCgroup *busy = sim_group(s, "cgbalance.slice/a", true, 1000);
+        PolicyCgroup *quiet = sim_group(s, "cgbalance.slice/b", true, 1000);
+
+        busy->base_weight = quiet->base_weight = 100;
+        busy->pressure_permyriad = quiet->pressure_permyriad = 100;
+        busy->util_permyriad = 5000;
+        quiet->util_permyriad = POLICY_QUIET_PERMYRIAD - 1;
+        (void) sim_run(s, 4);
+        cr_expect_eq(busy->weight, 1000);
+        cr_expect_eq(quiet->weight, 950);
+}
+
 Test(policy, protected_group_below_weight_min_is_raised_at_once) {
         _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
         PolicyCgroup *g = sim_group(s, "cgbalance.slice/a", true, 20);
@@ -1549,10 +1594,10 @@ Test(policy, ladder_keeps_the_steps_while_the_protected_group_is_busy) {
         PlanEscalation e;
 
         s->cgroups[JOB].pressure_permyriad = 200;
-        s->cgroups[JOB].util_permyriad = POLICY_LADDER_QUIET_PERMYRIAD;
+        s->cgroups[JOB].util_permyriad = POLICY_QUIET_PERMYRIAD;
         s->cgroups[RING].idle = s->cgroups[RING].idle_ours = true;
         cr_expect_eq(ladder_next(s, 20, &e), 0, "a step back while busy");
-        s->cgroups[JOB].util_permyriad = POLICY_LADDER_QUIET_PERMYRIAD - 1;
+        s->cgroups[JOB].util_permyriad = POLICY_QUIET_PERMYRIAD - 1;
         cr_assert_eq(ladder_next(s, 10, &e), 4, "quiet: back after the hold");
         expect_step(&e, RING, JOB, POLICY_LEVER_IDLE, 1, 0);
 }
@@ -1572,8 +1617,8 @@ Test(policy, ladder_gives_back_when_the_protected_burst_is_over) {
                 5001; /* over a quarter of 2 CPUs: still the steps working */
         cr_expect_eq(ladder_next(s, 20, &e), 0, "a step back while a quarter busy");
         s->cgroups[JOB].util_permyriad = 1400; /* the periodic task alone */
-        cr_assert_gt(POLICY_LADDER_QUIET_PERMYRIAD, 0);
-        cr_assert_gt(1400, POLICY_LADDER_QUIET_PERMYRIAD, "busier than quiet in absolute terms");
+        cr_assert_gt(POLICY_QUIET_PERMYRIAD, 0);
+        cr_assert_gt(1400, POLICY_QUIET_PERMYRIAD, "busier than quiet in absolute terms");
         cr_assert_eq(ladder_next(s, 10, &e), 4, "the burst is over: back after the hold");
         expect_step(&e, RING, JOB, POLICY_LEVER_IDLE, 1, 0);
         cr_expect(strstr(e.reason, "pressure 2.00% < 5.00%") != NULL, "%s", e.reason);
