@@ -94,9 +94,19 @@ int cli_parse_common(int c, const char *arg, CliCommon *o) {
         case 'L': o->label = arg; return 1;
         case 'j': o->json = arg ? arg : ""; return 1;
         case 'q': o->quick = true; return 1;
+        case 'T':
+                return cli_parse_unsigned("tree-files", arg, 1, TREE_MAX_FILES, &o->tree_files) < 0
+                               ? -EINVAL
+                               : 1;
         case 'S': o->no_sandbox = true; return 1;
         default: return 0;
         }
+}
+
+void cli_tree_options(const CliCommon *co, TreeOptions *ret) {
+        tree_options_init(ret, co->quick);
+        if (co->tree_files > 0)
+                ret->files = co->tree_files;
 }
 
 void cli_take_report(const CliCommon *co, const char **label, const char **json) {

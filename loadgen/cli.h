@@ -17,6 +17,7 @@
 #include "cpumask.h"
 #include "json.h"
 #include "sandbox.h"
+#include "tree.h"
 
 #define EXIT_USAGE 2
 #define QUICK_RAM_BYTES (UINT64_C(64) << 20)
@@ -45,6 +46,7 @@ typedef struct CliCommon {
         const char *dir, *other_dir;
         const char *label; /* --label; NULL: not given */
         const char *json; /* NULL: no --json; "": --json (or --json=-), stdout; else --json=FILE */
+        unsigned tree_files; /* --tree-files; 0: not given */
         bool quick, no_sandbox;
 } CliCommon;
 
@@ -71,6 +73,9 @@ typedef enum CliJsonTo {
  * --label was given; label may be NULL for a command without one. */
 void cli_take_report(const CliCommon *co, const char **label, const char **json);
 
+/* The job tree of a command: --quick's or the default, with --tree-files' number of files. */
+void cli_tree_options(const CliCommon *co, TreeOptions *ret);
+
 /* Pure: where json (CliCommon.json) sends the JSON. */
 CliJsonTo cli_json_to(const char *json);
 
@@ -90,6 +95,8 @@ int cli_json_open(const char *json, FILE **ret, bool *ret_owned);
         { "other-dir", required_argument, NULL, 'O' }
 #define CLI_OPT_QUICK \
         { "quick", no_argument, NULL, 'q' }
+#define CLI_OPT_TREE_FILES \
+        { "tree-files", required_argument, NULL, 'T' }
 #define CLI_OPT_NO_SANDBOX \
         { "no-sandbox", no_argument, NULL, 'S' }
 #define CLI_OPT_HELP \
@@ -116,6 +123,9 @@ int cli_json_open(const char *json, FILE **ret, bool *ret_owned);
 #define CLI_HELP_OTHER_DIR \
         "     --other-dir=DIR     io_other writes here (default " DEFAULT_OTHER_DIR ").\n"
 #define CLI_HELP_QUICK "  -q --quick             The small job tree and short lead, for tests.\n"
+#define CLI_HELP_TREE_FILES                                                                   \
+        "     --tree-files=N      Source files of the job tree, 1 to 10000 (default 130, 7\n" \
+        "                         with --quick): a smaller or larger job.\n"
 #define CLI_HELP_JSON                                                                  \
         "  -j --json[=FILE]       The raw figures as JSON: on stdout instead of the\n" \
         "                         table, or in FILE (--json=FILE, -jFILE) beside it.\n"

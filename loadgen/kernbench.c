@@ -270,7 +270,8 @@ static void help(void) {
                "     --quiet             No progress lines on stderr.\n" CLI_HELP_JSON CLI_HELP_CPUS
                        CLI_HELP_DIR
                "  -q --quick             The small tree (%u files instead of %u), for "
-               "tests.\n" CLI_HELP_NO_SANDBOX "  -h --help              Show this help.\n",
+               "tests.\n" CLI_HELP_TREE_FILES CLI_HELP_NO_SANDBOX
+               "  -h --help              Show this help.\n",
                KERNBENCH_MAX_RUNS, TREE_QUICK_FILES, TREE_DEFAULT_FILES);
 }
 
@@ -297,6 +298,7 @@ static int parse_args(int argc, char *argv[], Args *a) {
                 CLI_OPT_CPUS,
                 CLI_OPT_DIR,
                 CLI_OPT_QUICK,
+                CLI_OPT_TREE_FILES,
                 CLI_OPT_NO_SANDBOX,
                 CLI_OPT_HELP,
                 {},
@@ -502,7 +504,7 @@ int kernbench_main(int argc, char *argv[]) {
         r = parse_args(argc, argv, &a);
         if (r != 0)
                 return r > 0 ? 0 : EXIT_USAGE;
-        tree_options_init(&t, a.co.quick);
+        cli_tree_options(&a.co, &t);
         if (check_limits(&a, &t) < 0)
                 return EXIT_USAGE;
         return bench_main("kernbench", a.json, &a.co, sweep, &(Sweep){ &a, &t });

@@ -407,7 +407,7 @@ static void contest_help(void) {
                "     --jobs=N            make -j N (default 4 x the run's CPUs).\n"
                "     --lead=SECONDS      The load runs this long before the job starts (default\n"
                "                         3, 1 with --quick).\n" CLI_HELP_CPUS CLI_HELP_MEM
-                       CLI_HELP_DIR CLI_HELP_OTHER_DIR CLI_HELP_QUICK
+                       CLI_HELP_DIR CLI_HELP_OTHER_DIR CLI_HELP_QUICK CLI_HELP_TREE_FILES
                "     --quiet             No progress lines on stderr.\n"
                "  -h --help              Show this help.\n");
 }
@@ -478,6 +478,7 @@ static int cmd_contest(int argc, char *argv[]) {
                 CLI_OPT_DIR,
                 CLI_OPT_OTHER_DIR,
                 CLI_OPT_QUICK,
+                CLI_OPT_TREE_FILES,
                 CLI_OPT_HELP,
                 {},
         };
@@ -544,7 +545,7 @@ static int cmd_contest(int argc, char *argv[]) {
         o.ram_bytes = co.ram_bytes;
         o.other_dir = co.other_dir;
         o.stop = &cli_stop;
-        tree_options_init(&o.tree, co.quick);
+        cli_tree_options(&co, &o.tree);
 
         r = cli_install_stop_handlers();
         if (r < 0)

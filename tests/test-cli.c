@@ -20,8 +20,17 @@
 /* The argv of a command that takes every shared option but --cpus; 0, or -EINVAL. */
 static int parse(const char *const *args, CliCommon *co, int *ret_optind) {
         static const struct option options[] = {
-                CLI_OPT_JSON,      CLI_OPT_LABEL,      CLI_OPT_DURATION, CLI_OPT_MEM,  CLI_OPT_DIR,
-                CLI_OPT_OTHER_DIR, CLI_OPT_NO_SANDBOX, CLI_OPT_QUICK,    CLI_OPT_HELP, {},
+                CLI_OPT_JSON,
+                CLI_OPT_LABEL,
+                CLI_OPT_DURATION,
+                CLI_OPT_MEM,
+                CLI_OPT_DIR,
+                CLI_OPT_OTHER_DIR,
+                CLI_OPT_NO_SANDBOX,
+                CLI_OPT_QUICK,
+                CLI_OPT_HELP,
+                CLI_OPT_TREE_FILES,
+                {},
         };
         char *argv[16];
         int argc = 0, c, r;
@@ -99,6 +108,30 @@ Test(cli, label_duration_and_placement) {
         cr_expect_null(co.json);
 }
 
+/* The job tree: --quick's size, or the default, with --tree-files' files on either. */
+Test(cli, tree_files_sizes_the_job_tree) {
+        const char *const quick[] = { "-q", "--tree-files", "2", NULL },
+                          *const big[] = { "--tree-files=500", NULL }, *const none[] = { NULL };
+        TreeOptions t, want;
+        int rest;
+
+        for (size_t i = 0; i < 3; i++) {
+                const char *const *args = i == 0 ? quick : i == 1 ? big : none;
+                CliCommon co = CLI_COMMON_INIT;
+
+                cr_assert_eq(parse(args, &co, &rest), 0);
+                cli_tree_options(&co, &t);
+                tree_options_init(&want, i == 0);
+                cr_expect_eq(t.files,
+                             i == 0   ? 2u
+                             : i == 1 ? 500u
+                                      : TREE_DEFAULT_FILES,
+                             "case %zu", i);
+                cr_expect_eq(t.funcs_per_file, want.funcs_per_file, "case %zu", i);
+                cr_expect_eq(t.seed, want.seed, "case %zu", i);
+        }
+}
+
 Test(cli, defaults_stand_until_given) {
         const char *const none[] = { NULL };
         CliCommon co = CLI_COMMON_INIT;
@@ -122,8 +155,9 @@ Test(cli, defaults_stand_until_given) {
 
 Test(cli, bad_values_are_refused) {
         static const char *const bad[][3] = {
-                { "--duration", "0" }, { "--duration", "abc" }, { "-d", "-1" },
-                { "--mem", "1M" },     { "--mem", "12Q" },      { "--duration", "1.x" },
+                { "--duration", "0" },   { "--duration", "abc" },     { "-d", "-1" },
+                { "--mem", "1M" },       { "--mem", "12Q" },          { "--duration", "1.x" },
+                { "--tree-files", "0" }, { "--tree-files", "10001" }, { "--tree-files", "-2" },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {

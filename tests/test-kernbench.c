@@ -217,9 +217,9 @@ Test(kernbench_run, quick_tree_two_runs_table_matches_json_and_nothing_is_left, 
         json_dir = make_tmpdir();
         cr_assert_gt(asprintf(&json_path, "%s/k.json", json_dir), 0);
         cr_assert_gt(asprintf(&json_arg, "--json=%s", json_path), 0);
-        r = bin_run((const char *const[]){ LOADGEN, "kernbench", "--quick", "--jobs", "2", "--runs",
-                                           "2", "--label", "mine", "--dir", d.dir, json_arg,
-                                           NULL });
+        r = bin_run((const char *const[]){ LOADGEN, "kernbench", "--quick", "--tree-files", "2",
+                                           "--jobs", "2", "--runs", "2", "--label", "mine", "--dir",
+                                           d.dir, json_arg, NULL });
         cr_assert(exited_with(r.status, 0), "status %d, stderr: %s", r.status, r.err);
         cr_log_info("%s", r.out);
         cr_assert(strncmp(r.out, "Kernbench:\n", 11) == 0, "%s", r.out);
@@ -278,9 +278,9 @@ Test(kernbench_run, json_on_stdout_replaces_the_table, .timeout = 60) {
 
         skip_unless_root();
         d = test_dirs();
-        r = bin_run((const char *const[]){ LOADGEN, "kernbench", "--quick", "--jobs", "cpus",
-                                           "--runs", "1", "--quiet", "--dir", d.dir, "--json",
-                                           NULL });
+        r = bin_run((const char *const[]){ LOADGEN, "kernbench", "--quick", "--tree-files", "2",
+                                           "--jobs", "cpus", "--runs", "1", "--quiet", "--dir",
+                                           d.dir, "--json", NULL });
         cr_assert(exited_with(r.status, 0), "status %d, stderr: %s", r.status, r.err);
         cr_expect_null(strstr(r.out, "Kernbench:"), "%s", r.out);
         cr_expect_eq(r.out[0], '{', "%s", r.out);

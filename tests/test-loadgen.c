@@ -505,7 +505,11 @@ static double json_load_value(const char *json, const char *name, const char *ke
  * (a command's fork and exec, file I/O, memory), the plain build the other six. What a table goes
  * through is the same for every load, and each load's own code runs in both builds in
  * every_load_on_its_own_does_measurable_work_and_leaves_nothing. Ten loads in the plain build
- * took 88 s of make check, and all ten in the sanitized build five minutes more. */
+ * took 88 s of make check, and all ten in the sanitized build five minutes more.
+ *
+ * The job is the quick tree cut to 2 files (--tree-files 2): 1.4 s alone on one CPU, 3.4-4.0 s
+ * beside a load, long enough for every load to do work during it; the plain build's contest took
+ * 28 s with it here, 89 s with the 7 files of --quick. */
 #define CONTEST_LOADS_SANITIZED "no_load,ctar_load,io_load,mem_load"
 #define CONTEST_LOADS_PLAIN "no_load,cacherun,process_load,xtar_load,io_other,read_load,list_load"
 #ifdef __SANITIZE_ADDRESS__
@@ -559,9 +563,9 @@ Test(contest, quick_with_every_load_prints_the_seed_tables_and_leaves_nothing, .
         cr_assert_gt(asprintf(&json_path, "%s/contest.json", json_dir), 0);
         cr_assert_gt(asprintf(&jarg, "--json=%s", json_path), 0);
         for (const char *const *a =
-                     (const char *const[]){ LOADGEN, "contest", "--quick", "--runs", "1", "--label",
-                                            "pri_bon00", jarg, "--dir", d.dir, "--other-dir",
-                                            d.other, NULL };
+                     (const char *const[]){ LOADGEN, "contest", "--quick", "--tree-files", "2",
+                                            "--runs", "1", "--label", "pri_bon00", jarg, "--dir",
+                                            d.dir, "--other-dir", d.other, NULL };
              *a; a++)
                 argv[argc++] = *a;
         if (contest_loads) {
@@ -629,9 +633,10 @@ Test(contest, sigint_mid_run_ends_everything_and_leaves_nothing, .timeout = 120)
         d = test_dirs();
         /* On CPU 1 only: a ring on both CPUs starves loadgen's own signal handling (the stop took
          * 6-40 s here), and what this checks is what loadgen ends, not how long it was starved. */
-        bin_start(&r, (const char *const[]){ LOADGEN, "contest", "--quick", "--runs", "1",
-                                             "--loads", "process_load,ctar_load", "--cpus", "1",
-                                             "--dir", d.dir, "--other-dir", d.other, NULL });
+        bin_start(&r, (const char *const[]){ LOADGEN, "contest", "--quick", "--tree-files", "2",
+                                             "--runs", "1", "--loads", "process_load,ctar_load",
+                                             "--cpus", "1", "--dir", d.dir, "--other-dir", d.other,
+                                             NULL });
         /* In the middle: process_load's run, the ring and a compile both running, ctar_load still
          * to come. One run each: a second no_load baseline would only delay the middle. */
         while (now_usec() - t0 < 90 * 1000000u) {
