@@ -67,18 +67,18 @@
  * while above its mark since its weight was last at its base) for pressure_hold gets
  * weight_step less, down to its base weight (and never below weight_min). Below its mark while
  * still as busy is the weight working: stepping down then brings the pressure back, and the
- * weight would flap every hold or two. Each step restarts the hold. A protected group below weight_min is raised to it at once; one
- * above weight_max (a reload lowered it) that the daemon had raised goes back to weight_max (or
- * its base, if higher) at once. A group no longer protected whose weight the daemon raised
- * (weight > base_weight) goes back to its base, weight_step every pressure_hold, whatever its
- * pressure. No other group is touched. Pressure is cpu.pressure "some avg10" when has_pressure;
- * without PSI, the time the group's own tasks in the snapshot waited for a CPU over the interval
- * (the sum of their demand - util, at most 10000) stands in: that is what "some" measures (its
- * upper bound when waits overlap), where utilisation cannot tell a group that got all it wanted
- * from one that was denied. Latency: with latency_target (not 0), a protected group whose
- * latency_usec is measured (has_latency) and above latency_target counts as above its mark
- * whatever its pressure, and as below it only if its latency is also under half latency_target.
- * Reasons say which measure acted: "pressure" (PSI), "wait (no PSI)" or "latency".
+ * weight would flap every hold or two. Each step restarts the hold. A protected group below
+ * weight_min is raised to it at once; one above weight_max (a reload lowered it) that the daemon
+ * had raised goes back to weight_max (or its base, if higher) at once. A group no longer protected
+ * whose weight the daemon raised (weight > base_weight) goes back to its base, weight_step every
+ * pressure_hold, whatever its pressure. No other group is touched. Pressure is cpu.pressure "some
+ * avg10" when has_pressure; without PSI, the time the group's own tasks in the snapshot waited for
+ * a CPU over the interval (the sum of their demand - util, at most 10000) stands in: that is what
+ * "some" measures (its upper bound when waits overlap), where utilisation cannot tell a group that
+ * got all it wanted from one that was denied. Latency: with latency_target (not 0), a protected
+ * group whose latency_usec is measured (has_latency) and above latency_target counts as above its
+ * mark whatever its pressure, and as below it only if its latency is also under half
+ * latency_target. Reasons say which measure acted: "pressure" (PSI), "wait (no PSI)" or "latency".
  *
  * The ladder (past the weight). A protected group P escalates while, for escalate_hold, it is
  * above its mark (as for the weight: pressure, wait or latency) with its weight at weight_max,
@@ -140,8 +140,9 @@
 /* A protected group using less than this (a tenth of a CPU), or less than a
  * POLICY_QUIET_SHARE-th of the most it used while above its mark, has gone quiet: its weight
  * steps down and its contenders get their steps back. One still busier keeps them, however low
- * its pressure: low because of them. The share is for a group that keeps a little running between its bursts (a
- * periodic task beside a job that works and sleeps): its bursts end, and so does their cause. */
+ * its pressure: low because of them. The share is for a group that keeps a little running between
+ * its bursts (a periodic task beside a job that works and sleeps): its bursts end, and so does
+ * their cause. */
 #define POLICY_QUIET_PERMYRIAD 1000u
 #define POLICY_QUIET_SHARE 4u
 /* A group using less than this (a twentieth of a CPU) is no contender to step up: it cannot be
