@@ -94,7 +94,7 @@ int cli_parse_common(int c, const char *arg, CliCommon *o) {
         case 'L': o->label = arg; return 1;
         case 'j': o->json = arg ? arg : ""; return 1;
         case 'q': o->quick = true; return 1;
-        case 'T':
+        case CLI_ARG_TREE_FILES:
                 return cli_parse_unsigned("tree-files", arg, 1, TREE_MAX_FILES, &o->tree_files) < 0
                                ? -EINVAL
                                : 1;

@@ -95,8 +95,11 @@ int cli_json_open(const char *json, FILE **ret, bool *ret_owned);
         { "other-dir", required_argument, NULL, 'O' }
 #define CLI_OPT_QUICK \
         { "quick", no_argument, NULL, 'q' }
+/* Long-only shared options take values above any command's own (0x100 onwards) and every
+ * letter: cli_parse_common() sees each option first ('T' is hackbench's --threads). */
+#define CLI_ARG_TREE_FILES 0x1000
 #define CLI_OPT_TREE_FILES \
-        { "tree-files", required_argument, NULL, 'T' }
+        { "tree-files", required_argument, NULL, CLI_ARG_TREE_FILES }
 #define CLI_OPT_NO_SANDBOX \
         { "no-sandbox", no_argument, NULL, 'S' }
 #define CLI_OPT_HELP \
