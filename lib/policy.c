@@ -523,14 +523,21 @@ void policy_level_text(const PolicyCgroup *cg, uint32_t pressure, const PolicyPa
                               fmt_hundredths(m, target / 2, 100));
 }
 
-/* Group g's mode; busy: the most it used above its mark (see weight_busy()). Below half its
- * mark while still busy counts as between: the weight working, not the pressure gone. */
-static GroupMode group_mode(const Ctx *c, size_t g, uint32_t busy) {
+/* Group g's level against its mark; an unprotected group has none (between). */
+static PolicyLevel group_level(const Ctx *c, size_t g) {
+        const PolicyCgroup *cg = &c->snap->cgroups[g];
+
+        return cg->protected ? policy_group_level(cg, c->pressure[g], c->p) : POLICY_LEVEL_BETWEEN;
+}
+
+/* Group g's mode at level; busy: the most it used above its mark (see weight_busy()). Below
+ * half its mark while still busy counts as between: the weight working, not the pressure gone. */
+static GroupMode group_mode(const Ctx *c, size_t g, PolicyLevel level, uint32_t busy) {
         const PolicyCgroup *cg = &c->snap->cgroups[g];
 
         if (!cg->protected)
                 return cg->weight > cg->base_weight ? GROUP_RELEASE : GROUP_UNTOUCHED;
-        switch (policy_group_level(cg, c->pressure[g], c->p)) {
+        switch (level) {
         case POLICY_LEVEL_ABOVE: return GROUP_ABOVE;
         case POLICY_LEVEL_BELOW:
                 return policy_quiet(cg->util_permyriad, busy) ? GROUP_BELOW : GROUP_BETWEEN;
@@ -540,12 +547,11 @@ static GroupMode group_mode(const Ctx *c, size_t g, uint32_t busy) {
 
 /* The most protected group g used while above its mark since its weight was last at its base
  * (or weight_min), carried on from old (NULL: a group new to the state, or a restart). */
-static uint32_t weight_busy(const Ctx *c, size_t g, const GroupState *old) {
+static uint32_t weight_busy(const Ctx *c, size_t g, PolicyLevel level, const GroupState *old) {
         const PolicyCgroup *cg = &c->snap->cgroups[g];
         uint64_t floor = cg->base_weight > c->p->weight_min ? cg->base_weight : c->p->weight_min;
         uint32_t busy = old ? old->busy_permyriad : 0;
-        bool above =
-                cg->protected && policy_group_level(cg, c->pressure[g], c->p) == POLICY_LEVEL_ABOVE;
+        bool above = level == POLICY_LEVEL_ABOVE;
 
         if (!above && cg->weight <= floor)
                 return 0;
@@ -560,9 +566,7 @@ static void ctx_blocked(Ctx *c) {
                 if (cg->has_pressure)
                         c->pressure[g] = cg->pressure_permyriad;
                 c->blocked[g] =
-                        cg->protected &&
-                        policy_group_level(cg, c->pressure[g], c->p) == POLICY_LEVEL_ABOVE &&
-                        cg->weight < c->p->weight_max;
+                        group_level(c, g) == POLICY_LEVEL_ABOVE && cg->weight < c->p->weight_max;
         }
 }
 
@@ -647,8 +651,9 @@ static int plan_weights(Ctx *c, const PolicyState *s, GroupState **ret, LadderHo
         for (size_t g = 0; g < n; g++) {
                 const PolicyCgroup *cg = &c->snap->cgroups[g];
                 const GroupState *old = groups_find(s, cg->path);
-                uint32_t busy = weight_busy(c, g, old);
-                GroupMode mode = group_mode(c, g, busy);
+                PolicyLevel level = group_level(c, g);
+                uint32_t busy = weight_busy(c, g, level, old);
+                GroupMode mode = group_mode(c, g, level, busy);
                 uint64_t since = old && old->mode == mode && old->since_usec <= c->now
                                          ? old->since_usec
                                          : c->now;

@@ -110,23 +110,25 @@ Test(cli, label_duration_and_placement) {
 
 /* The job tree: --quick's size, or the default, with --tree-files' files on either. */
 Test(cli, tree_files_sizes_the_job_tree) {
-        const char *const quick[] = { "-q", "--tree-files", "2", NULL },
-                          *const big[] = { "--tree-files=500", NULL }, *const none[] = { NULL };
+        static const struct {
+                const char *args[4];
+                bool quick;
+                unsigned files;
+        } cases[] = {
+                { { "-q", "--tree-files", "2", NULL }, true, 2 },
+                { { "--tree-files=500", NULL }, false, 500 },
+                { { NULL }, false, TREE_DEFAULT_FILES },
+        };
         TreeOptions t, want;
         int rest;
 
-        for (size_t i = 0; i < 3; i++) {
-                const char *const *args = i == 0 ? quick : i == 1 ? big : none;
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 CliCommon co = CLI_COMMON_INIT;
 
-                cr_assert_eq(parse(args, &co, &rest), 0);
+                cr_assert_eq(parse(cases[i].args, &co, &rest), 0);
                 cli_tree_options(&co, &t);
-                tree_options_init(&want, i == 0);
-                cr_expect_eq(t.files,
-                             i == 0   ? 2u
-                             : i == 1 ? 500u
-                                      : TREE_DEFAULT_FILES,
-                             "case %zu", i);
+                tree_options_init(&want, cases[i].quick);
+                cr_expect_eq(t.files, cases[i].files, "case %zu", i);
                 cr_expect_eq(t.funcs_per_file, want.funcs_per_file, "case %zu", i);
                 cr_expect_eq(t.seed, want.seed, "case %zu", i);
         }
