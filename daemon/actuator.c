@@ -28,7 +28,6 @@ struct Actuator {
         char **warned; /* groups whose write errors were logged already */
         size_t n_warned;
         bool warned_migrate_eperm; /* a refused memory move was logged already */
-        bool warned_partition; /* a plan's partition step was logged already */
         ActuatorCounters counters;
         ActuatorObserver observer;
         void *observer_data;
@@ -786,12 +785,17 @@ static int prepare_escalation(Actuator *a, Record *next, const PolicySnapshot *s
         int r;
 
         if (e->lever == POLICY_LEVER_PARTITION) {
-                a->counters.errors++;
-                if (!a->warned_partition)
-                        log_warning("Plan reserves CPUs for a group, which this version does not "
-                                    "do: ignoring");
-                a->warned_partition = true;
-                return 0;
+                /* Nothing to write at the group: the plan's moves narrow its tasks' masks (each
+                 * recorded with what it had), a step back puts them back. */
+                if (!path ||
+                    (plan_escalation_is_up(e) && (!e->cpus || cpumask_is_empty(e->cpus)))) {
+                        a->counters.errors++;
+                        log_warning("Plan partitions group #%zu (%s) with no CPUs: ignoring",
+                                    e->cgroup, path ? path : "no such group");
+                        return 0;
+                }
+                r = record_put_partition(next, path, plan_escalation_is_up(e) ? e->cpus : NULL);
+                return r < 0 ? r : 1;
         }
         if (!path || attr == _RECORD_CGROUP_ATTR_MAX || (attr == RECORD_CGROUP_IDLE && e->to > 1)) {
                 a->counters.errors++;
@@ -831,7 +835,24 @@ static void log_escalation(const PlanEscalation *e, const char *path, const char
         (void) snprintf(for_group, sizeof for_group, "CGBALANCE_FOR_CGROUP=%s",
                         for_path ? for_path : "");
         (void) snprintf(why, sizeof why, "CGBALANCE_REASON=%s", e->reason);
-        if (attr == RECORD_CGROUP_QUOTA)
+        if (e->lever == POLICY_LEVER_PARTITION) {
+                _cleanup_free_ char *cpus = NULL;
+
+                if (e->cpus)
+                        (void) cpumask_format(e->cpus, &cpus);
+                if (plan_escalation_is_up(e))
+                        log_struct(LOG_INFO, fields, ELEMENTSOF(fields),
+                                   "Kept %s off CPUs %s (partition %" PRIu32 " -> %" PRIu32
+                                   ") for %s: %s",
+                                   path, cpus ? cpus : "?", e->from, e->to,
+                                   for_path ? for_path : "no group", e->reason);
+                else
+                        log_struct(LOG_INFO, fields, ELEMENTSOF(fields),
+                                   "Gave %s its CPUs back (partition %" PRIu32 " -> %" PRIu32
+                                   ", %" PRIu64 " masks put back) for %s: %s",
+                                   path, e->from, e->to, written, for_path ? for_path : "no group",
+                                   e->reason);
+        } else if (attr == RECORD_CGROUP_QUOTA)
                 log_struct(LOG_INFO, fields, ELEMENTSOF(fields),
                            "Set the CPU quota of %s %" PRIu32 " -> %" PRIu32
                            " permyriad of a CPU (%s usec) for %s: %s",
@@ -843,17 +864,59 @@ static void log_escalation(const PlanEscalation *e, const char *path, const char
                            e->from, e->to, for_path ? for_path : "no group", e->reason);
 }
 
+static int online_cpus(const Actuator *a, CpuMask **ret);
+static int restore_task(Actuator *a, const RecordTask *c, const CpuMask *online);
+
+/* A partition's step back: every task of the group in the snapshot that has the mask the daemon
+ * set gets its mask from before back, and leaves the record. Returns how many, or -ENOMEM. */
+static int partition_give_back(Actuator *a, const PolicySnapshot *snap, size_t g, bool *dirty) {
+        _cleanup_cpumask_ CpuMask *online = NULL;
+        int r, n = 0;
+
+        r = online_cpus(a, &online);
+        if (r < 0)
+                return r == -ENOMEM ? r : 0;
+        for (size_t i = 0; i < snap->n_tasks; i++) {
+                const PolicyTask *k = &snap->tasks[i];
+                const RecordTask *c = k->cgroup == g ? record_find_task(a->record, k->pid) : NULL;
+                RecordTask copy;
+
+                if (!c || c->starttime_ticks != k->starttime_ticks)
+                        continue;
+                r = record_task_copy(c, &copy);
+                if (r < 0)
+                        return r;
+                r = restore_task(a, &copy, online);
+                record_task_done(&copy);
+                if (r < 0)
+                        return r;
+                n += r;
+                record_drop_task(a->record, k->pid);
+                *dirty = true;
+        }
+        return n;
+}
+
 static int execute_escalation(Actuator *a, const Record *old, const PolicySnapshot *snap,
                               const PlanEscalation *e, bool *dirty) {
         const char *path = snapshot_cgroup_path(snap, e->cgroup);
         const char *for_path = snapshot_cgroup_path(snap, e->for_cgroup);
         RecordCgroupAttr attr = lever_attr(e->lever);
         uint64_t written = 0;
-        int r = set_value(a, old, path, attr, dirty);
+        int r;
 
-        if (r <= 0)
-                return r;
-        (void) record_lookup_cgroup(a->record, path, attr, NULL, &written);
+        if (e->lever == POLICY_LEVER_PARTITION) {
+                /* up: the plan's moves, made before this, kept the tasks off */
+                r = plan_escalation_is_up(e) ? 0 : partition_give_back(a, snap, e->cgroup, dirty);
+                if (r < 0)
+                        return r;
+                written = (uint64_t) r;
+        } else {
+                r = set_value(a, old, path, attr, dirty);
+                if (r <= 0)
+                        return r;
+                (void) record_lookup_cgroup(a->record, path, attr, NULL, &written);
+        }
         a->counters.escalations++;
         log_escalation(e, path, for_path, written);
         if (a->observer)

@@ -29,8 +29,9 @@
  *   LastTickUSec    t          CLOCK_REALTIME of the last tick, usec; 0 before the first
  *   RecentActions   a(tss)     the last 32 actions carried out, oldest first: CLOCK_REALTIME
  *                              usec, subject ("pid 123 (comm)" or a cgroup path), what and why
- *   Escalations     a(sbuss)   the groups cgbalanced holds back past the weight, by path:
+ *   Escalations     a(sbusss)  the groups cgbalanced holds back past the weight, by path:
  *                              path, cpu.idle set, CPU limit (permyriad of one CPU, 0 none),
+ *                              the CPUs a partition keeps its tasks off (a cpulist, "" none),
  *                              the protected group and the reason of the last change ("" for
  *                              an earlier run's, from its record)
  *
@@ -69,4 +70,4 @@
 #define CGB_SIG_COUNTERS "a{st}"
 #define CGB_SIG_CONFIG "a{ss}"
 #define CGB_SIG_RECENT "a(tss)"
-#define CGB_SIG_ESCALATIONS "a(sbuss)"
+#define CGB_SIG_ESCALATIONS "a(sbusss)"

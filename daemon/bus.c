@@ -576,16 +576,17 @@ static int property_get_escalations(sd_bus *bus, const char *path, const char *i
         int r;
 
         (void) bus, (void) path, (void) interface, (void) property, (void) error;
-        r = sd_bus_message_open_container(reply, 'a', "(sbuss)");
+        r = sd_bus_message_open_container(reply, 'a', "(sbusss)");
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 _cleanup_free_ char *pbuf = NULL, *fbuf = NULL, *rbuf = NULL;
                 const char *p = clean(e[i].path, false, &pbuf);
                 const char *f = clean(e[i].for_cgroup, false, &fbuf);
                 const char *why = clean(e[i].reason, false, &rbuf);
 
-                r = p && f && why ? sd_bus_message_append(reply, "(sbuss)", p, (int) e[i].idle,
-                                                          e[i].quota_permyriad, f, why)
-                                  : -ENOMEM;
+                r = p && f && why
+                            ? sd_bus_message_append(reply, "(sbusss)", p, (int) e[i].idle,
+                                                    e[i].quota_permyriad, e[i].partition, f, why)
+                            : -ENOMEM;
         }
         if (r < 0)
                 return r;

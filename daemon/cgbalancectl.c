@@ -200,7 +200,7 @@ typedef struct Escalation {
         const char *path;
         int idle;
         uint32_t quota_permyriad;
-        const char *for_cgroup, *reason;
+        const char *partition, *for_cgroup, *reason;
 } Escalation;
 
 typedef struct Status {
@@ -282,8 +282,8 @@ static int read_action(sd_bus_message *m, void *ret) {
 static int read_escalation(sd_bus_message *m, void *ret) {
         Escalation *x = ret;
 
-        return sd_bus_message_read(m, "(sbuss)", &x->path, &x->idle, &x->quota_permyriad,
-                                   &x->for_cgroup, &x->reason);
+        return sd_bus_message_read(m, "(sbusss)", &x->path, &x->idle, &x->quota_permyriad,
+                                   &x->partition, &x->for_cgroup, &x->reason);
 }
 
 static void json_string_field(Json *j, const void *field) {
@@ -402,6 +402,7 @@ static void json_escalations(Json *j, const void *field) {
                 json_string(j, "path", x->path);
                 json_bool(j, "idle", x->idle);
                 json_u64(j, "quota", x->quota_permyriad);
+                json_string(j, "kept_off_cpus", x->partition);
                 json_string(j, "for", x->for_cgroup);
                 json_string(j, "reason", x->reason);
                 json_end(j, '}');
@@ -709,13 +710,14 @@ static void print_escalations(const Status *s, FILE *f) {
         for (size_t i = 0; i < s->escalations.n; i++)
                 w = width_of(ITEMS(Escalation, s->escalations)[i].path, w);
         fprintf(f, "\nHeld back past the weight (%zu):\n", s->escalations.n);
-        fprintf(f, "  %-*s  IDLE  CPU LIMIT  FOR\n", w, "PATH");
+        fprintf(f, "  %-*s  IDLE  CPU LIMIT  KEPT OFF  FOR\n", w, "PATH");
         for (const Escalation *x = s->escalations.items;
              x < ITEMS(Escalation, s->escalations) + s->escalations.n; x++) {
                 fputs("  ", f);
                 put_cell(f, x->path, w);
-                fprintf(f, "  %-4s  %9s  ", x->idle ? "yes" : "no",
-                        x->quota_permyriad ? fmt_percent(b, x->quota_permyriad) : "-");
+                fprintf(f, "  %-4s  %9s  %8s  ", x->idle ? "yes" : "no",
+                        x->quota_permyriad ? fmt_percent(b, x->quota_permyriad) : "-",
+                        x->partition[0] ? x->partition : "-");
                 if (x->for_cgroup[0]) {
                         put_safe(f, x->for_cgroup, "");
                         fputs(": ", f);

@@ -312,6 +312,15 @@ static ManagerEscalation *escalation_get(Manager *m, const char *path) {
         return escalation_find(m, path);
 }
 
+/* A partition's CPUs as a cpulist, cut to size ("" for none). */
+static void partition_text(const CpuMask *m, char *buf, size_t size) {
+        _cleanup_free_ char *text = NULL;
+
+        buf[0] = '\0';
+        if (m && cpumask_format(m, &text) >= 0)
+                (void) snprintf(buf, size, "%s", text);
+}
+
 /* A lever change that took effect: what the group holds now, for whom and why. */
 static void escalation_changed(Manager *m, const ActuatorEvent *a) {
         ManagerEscalation *e = escalation_get(m, a->cgroup);
@@ -324,6 +333,9 @@ static void escalation_changed(Manager *m, const ActuatorEvent *a) {
                 e->idle = a->new_value != 0;
         else if (a->lever == POLICY_LEVER_QUOTA)
                 e->quota_permyriad = (uint32_t) MIN(a->new_value, (uint64_t) UINT32_MAX);
+        else if (a->lever == POLICY_LEVER_PARTITION)
+                partition_text(record_lookup_partition(actuator_record(m->actuator), a->cgroup),
+                               e->partition, sizeof e->partition);
         (void) snprintf(e->for_cgroup, sizeof e->for_cgroup, "%s",
                         a->for_cgroup ? a->for_cgroup : "");
         (void) snprintf(e->reason, sizeof e->reason, "%s", a->reason ? a->reason : "");
@@ -340,7 +352,8 @@ static void escalations_sync(Manager *m, const PolicySnapshot *snap) {
                 const PolicyCgroup *c = &snap->cgroups[i];
                 ManagerEscalation *e;
 
-                if (!(c->idle_ours && c->idle) && !(c->quota_ours && c->quota_permyriad))
+                if (!(c->idle_ours && c->idle) && !(c->quota_ours && c->quota_permyriad) &&
+                    !c->partition)
                         continue;
                 e = escalation_find(m, c->path);
                 if (!e) {
@@ -360,8 +373,9 @@ static void escalations_sync(Manager *m, const PolicySnapshot *snap) {
                 if (c && e->tick != m->ticks) {
                         e->idle = c->idle_ours && c->idle;
                         e->quota_permyriad = c->quota_ours ? c->quota_permyriad : 0;
+                        partition_text(c->partition, e->partition, sizeof e->partition);
                 }
-                if (!c || (!e->idle && !e->quota_permyriad)) {
+                if (!c || (!e->idle && !e->quota_permyriad && !e->partition[0])) {
                         free(e->path);
                         continue;
                 }
@@ -930,6 +944,9 @@ static void explain_escalation(const Manager *m, const PolicyTask *t, FILE *f) {
         if (e->quota_permyriad)
                 fprintf(f, "%s CPU limit %u.%02u%% of a CPU", e->idle ? "," : "",
                         e->quota_permyriad / 100, e->quota_permyriad % 100);
+        if (e->partition[0])
+                fprintf(f, "%s kept off CPUs %s", e->idle || e->quota_permyriad ? "," : "",
+                        e->partition);
         if (e->for_cgroup[0])
                 fprintf(f, ", for %s: %s\n", e->for_cgroup, e->reason);
         else

@@ -123,6 +123,7 @@ typedef struct ManagerEscalation {
         char *path;
         bool idle; /* cpu.idle = 1, set by cgbalanced */
         uint32_t quota_permyriad; /* a bandwidth limit cgbalanced set, permyriad of a CPU; 0 none */
+        char partition[64]; /* the CPUs a partition keeps its tasks off, a cpulist; "" none */
         char for_cgroup[256];
         char reason[192];
         uint64_t tick; /* the tick of its last lever change in this run */

@@ -76,6 +76,10 @@ struct Sampler {
         bool live; /* proc_fd is this pid namespace's /proc: affinity by syscall */
         CpuMask *wide; /* live, once the kernel had more CPU ids: sched_getaffinity()'s buffer */
         CpuMask *capacity_cpus; /* CPUs 0..cpu_capacity-1 */
+        /* copies of the record's partitions, for this sample's groups (the record is replaced
+         * while the snapshot lives on) */
+        CpuMask **partitions;
+        size_t n_partitions;
 
         unsigned gen;
         ProcStat *prev_stat; /* NULL until the first live sample */
@@ -333,6 +337,30 @@ static void groups_clear(GroupState *g, size_t n) {
         }
 }
 
+static void partitions_clear(Sampler *s) {
+        for (size_t i = 0; i < s->n_partitions; i++)
+                cpumask_free(s->partitions[i]);
+        s->n_partitions = 0;
+}
+
+/* A copy of the partition the record has for path, kept until the next sample; NULL for none
+ * (or no memory: the policy then sees none this tick). */
+static const CpuMask *partition_of(Sampler *s, const Record *record, const char *path) {
+        const CpuMask *m = record_lookup_partition(record, path);
+        CpuMask **a, *c;
+
+        if (!m)
+                return NULL;
+        a = reallocarray(s->partitions, s->n_partitions + 1, sizeof *a);
+        if (!a)
+                return NULL;
+        s->partitions = a;
+        c = cpumask_copy(m);
+        if (c)
+                s->partitions[s->n_partitions++] = c;
+        return c;
+}
+
 Sampler *sampler_free(Sampler *s) {
         if (!s)
                 return NULL;
@@ -348,6 +376,8 @@ Sampler *sampler_free(Sampler *s) {
         proc_stat_free(s->prev_stat);
         cpumask_free(s->wide);
         cpumask_free(s->capacity_cpus);
+        partitions_clear(s);
+        free(s->partitions);
         free(s->cpus);
         free(s->tasks);
         free(s->cgroups);
@@ -1020,6 +1050,7 @@ static void group_fill_levers(Sampler *s, const Tick *k, GroupState *g, PolicyCg
                         record_lookup_cgroup(k->record, g->path, RECORD_CGROUP_QUOTA, NULL, &set) &&
                         set == quota;
         }
+        pc->partition = partition_of(s, k->record, g->path);
         r = cgroup_read_cpu_throttled(s->layout, g->path, &throttled);
         pc->throttled_permyriad =
                 counter_permyriad(s, k, r, throttled, &g->has_throttled, &g->throttled_usec);
@@ -1147,6 +1178,7 @@ int sampler_sample(Sampler *s, const Tunables *t, const Record *record, uint64_t
         if (++s->gen == 0)
                 s->gen = 1;
         s->snap = (PolicySnapshot){ .interval_usec = k.deltas ? k.interval_usec : 0 };
+        partitions_clear(s);
         s->sys = (SamplerSystem){ .procs_running = stat->procs_running };
         sample_cpus(s, stat, k.deltas);
         sample_psi(s);

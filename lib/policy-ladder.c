@@ -28,9 +28,13 @@ typedef struct Ladder {
         bool *eligible; /* by group: may be a contender (not protected, not holding or in one) */
         bool *contends; /* [g * n_prot + j]: group g contends with protected group prot[j] */
         bool *stepped; /* by group: has its step in this plan */
+        CpuMask **cpus; /* by protected group j: the CPUs its tasks last ran on */
 } Ladder;
 
 static void ladder_done(Ladder *l) {
+        for (size_t j = 0; l->cpus && j < l->n_prot; j++)
+                cpumask_free(l->cpus[j]);
+        free(l->cpus);
         free(l->prot);
         free(l->eligible);
         free(l->contends);
@@ -69,8 +73,25 @@ static uint32_t quota_floor(const Ladder *l) {
         return (uint32_t) (f == 0 ? 1 : f > UINT32_MAX ? UINT32_MAX : f);
 }
 
-/* The next step up on g, or lever NONE when it has none left. */
-static Step next_up(const Ladder *l, size_t g) {
+static bool task_in(const Ladder *l, const PolicyTask *k);
+
+/* Some task of g has a mask a partition of reserve would narrow (the override as for moves). */
+static bool partition_narrows(const Ladder *l, size_t g, const CpuMask *reserve) {
+        for (size_t i = 0; i < l->snap->n_tasks; i++) {
+                const PolicyTask *k = &l->snap->tasks[i];
+
+                if (task_in(l, k) && k->cgroup == g && k->allowed &&
+                    (!k->foreign || l->p->override_foreign_affinity) &&
+                    policy_masks_intersect(k->allowed, reserve) &&
+                    !cpumask_is_subset(k->allowed, reserve))
+                        return true;
+        }
+        return false;
+}
+
+/* The next step up on g, or lever NONE when it has none left. reserve: the CPUs a partition
+ * for the protected group would keep g off, or NULL when it can have none. */
+static Step next_up(const Ladder *l, size_t g, const CpuMask *reserve) {
         const PolicyCgroup *cg = group(l, g);
         uint32_t floor = quota_floor(l), q = cg->quota_permyriad;
 
@@ -85,7 +106,9 @@ static Step next_up(const Ladder *l, size_t g) {
                 if (cg->quota_ours && q > floor)
                         return (Step){ POLICY_LEVER_QUOTA, q, q / 2 > floor ? q / 2 : floor };
         }
-        /* POLICY_LEVER_PARTITION: not yet implemented, no step */
+        if (l->p->escalate_lever[POLICY_LEVER_PARTITION] && !cg->partition && reserve &&
+            partition_narrows(l, g, reserve))
+                return (Step){ POLICY_LEVER_PARTITION, 0, cpumask_count(reserve) };
         return (Step){ POLICY_LEVER_NONE, 0, 0 };
 }
 
@@ -98,6 +121,8 @@ static Step next_back(const Ladder *l, size_t g) {
         const PolicyCgroup *cg = group(l, g);
         uint64_t q = cg->quota_permyriad;
 
+        if (cg->partition)
+                return (Step){ POLICY_LEVER_PARTITION, cpumask_count(cg->partition), 0 };
         if (cg->quota_ours && q > 0) {
                 bool binds =
                         cg->throttled_permyriad > 0 || (uint64_t) cg->util_permyriad * 10 >= q * 9;
@@ -168,13 +193,14 @@ static bool cpu_known(const Ladder *l, const PolicyTask *k) {
 /* contends[]: the CPUs each protected group's tasks last ran on, then who ran or may run there. */
 static int ladder_contention(Ladder *l) {
         size_t n = l->snap->n_cgroups, np = l->n_prot;
-        _cleanup_free_ CpuMask **cpus = calloc(np ? np : 1, sizeof *cpus);
         _cleanup_free_ size_t *index = malloc((n ? n : 1) * sizeof *index);
-        int r = -ENOMEM;
+        CpuMask **cpus;
 
+        l->cpus = calloc(np ? np : 1, sizeof *l->cpus);
         l->contends = calloc(n * np > 0 ? n * np : 1, sizeof *l->contends);
-        if (!cpus || !index || !l->contends)
+        if (!l->cpus || !index || !l->contends)
                 return -ENOMEM;
+        cpus = l->cpus;
         ladder_eligible(l);
         for (size_t g = 0; g < n; g++)
                 index[g] = SIZE_MAX;
@@ -182,7 +208,7 @@ static int ladder_contention(Ladder *l) {
                 index[l->prot[j]] = j;
                 cpus[j] = cpumask_new(l->snap->n_cpus);
                 if (!cpus[j])
-                        goto out;
+                        return -ENOMEM;
         }
         for (size_t i = 0; i < l->snap->n_tasks; i++) {
                 const PolicyTask *k = &l->snap->tasks[i];
@@ -203,17 +229,17 @@ static int ladder_contention(Ladder *l) {
                 for (size_t j = 0; j < np; j++) {
                         bool *c = &l->contends[k->cgroup * np + j];
 
+                        /* kept off P's CPUs by our partition is the step working */
                         if (!*c)
                                 *c = (cpu_known(l, k) &&
                                       cpumask_isset(cpus[j], (unsigned) k->cpu)) ||
-                                     (k->allowed && policy_masks_intersect(cpus[j], k->allowed));
+                                     (k->allowed && policy_masks_intersect(cpus[j], k->allowed)) ||
+                                     (group(l, k->cgroup)->partition &&
+                                      policy_masks_intersect(cpus[j],
+                                                             group(l, k->cgroup)->partition));
                 }
         }
-        r = 0;
-out:
-        for (size_t j = 0; j < np; j++)
-                cpumask_free(cpus[j]);
-        return r;
+        return 0;
 }
 
 static bool contends(const Ladder *l, size_t g, size_t j) {
@@ -306,19 +332,63 @@ static bool heavier(const Ladder *l, size_t a, size_t b) {
         return ua != ub ? ua > ub : strcmp(group(l, a)->path, group(l, b)->path) < 0;
 }
 
+/* The CPUs a partition for protected group j keeps its contenders off: of those its tasks last
+ * ran on, the partition_max_cpus it used most (then the lowest numbered), and never every CPU
+ * of the snapshot. NULL when none (or no memory: the step waits for the next hold). */
+static CpuMask *partition_reserve(const Ladder *l, size_t j) {
+        size_t pg = l->prot[j];
+        unsigned n_cpus = l->snap->n_cpus, want = l->p->partition_max_cpus;
+        _cleanup_free_ uint64_t *use = NULL;
+        CpuMask *m;
+
+        if (!l->p->escalate_lever[POLICY_LEVER_PARTITION] || want == 0 || n_cpus < 2)
+                return NULL;
+        if (want > n_cpus - 1)
+                want = n_cpus - 1;
+        use = calloc(n_cpus, sizeof *use);
+        m = use ? cpumask_new(n_cpus) : NULL;
+        if (!m)
+                return NULL;
+        for (size_t i = 0; i < l->snap->n_tasks; i++) {
+                const PolicyTask *k = &l->snap->tasks[i];
+
+                if (task_in(l, k) && k->cgroup == pg && cpu_known(l, k))
+                        use[k->cpu] += (uint64_t) k->util_permyriad + 1; /* ran there: > 0 */
+        }
+        for (unsigned n = 0; n < want; n++) {
+                unsigned best = n_cpus;
+
+                for (unsigned c = 0; c < n_cpus; c++)
+                        if (use[c] > 0 && !cpumask_isset(m, c) &&
+                            (best == n_cpus || use[c] > use[best]))
+                                best = c;
+                if (best == n_cpus)
+                        break;
+                (void) cpumask_set(m, best);
+        }
+        if (cpumask_is_empty(m))
+                m = cpumask_free(m);
+        return m;
+}
+
 static void step_up(Ladder *l, size_t j) {
         size_t pg = l->prot[j], best = SIZE_MAX;
+        _cleanup_cpumask_ CpuMask *reserve = partition_reserve(l, j);
         char level[128], h[32], u[32];
         PlanEscalation *e;
+        Step st;
 
         for (size_t g = 0; g < l->snap->n_cgroups; g++)
                 if (contends(l, g, j) && !l->stepped[g] &&
-                    next_up(l, g).lever != POLICY_LEVER_NONE &&
+                    next_up(l, g, reserve).lever != POLICY_LEVER_NONE &&
                     (best == SIZE_MAX || heavier(l, g, best)))
                         best = g;
         if (best == SIZE_MAX)
                 return; /* the ladder is at its end */
-        e = add_step(l, best, pg, next_up(l, best));
+        st = next_up(l, best, reserve);
+        e = add_step(l, best, pg, st);
+        if (st.lever == POLICY_LEVER_PARTITION)
+                e->cpus = TAKE_PTR(reserve);
         policy_level_text(group(l, pg), l->pressure[pg], l->p, POLICY_LEVEL_ABOVE, level,
                           sizeof level);
         (void) snprintf(e->reason, sizeof e->reason,

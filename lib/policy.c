@@ -77,6 +77,7 @@ typedef struct Ctx {
         uint32_t *pressure; /* by cgroup: PSI, or the wait of its tasks */
         bool *blocked; /* by cgroup: weight before placement keeps its tasks */
         bool *moved; /* by task: already in the plan */
+        const CpuMask **kept_off; /* by cgroup: its partition after this plan's steps, or NULL */
         Cand *cand_storage, *cand_tmp; /* by node; in task order */
         int *cand_tmp_node;
         size_t *repairs; /* tasks whose mask wants repairing, by pid */
@@ -86,6 +87,7 @@ typedef struct Ctx {
         unsigned *order, *dests; /* scratch, n_nodes each */
         Plan *plan;
         size_t max_moves;
+        size_t moves_room; /* entries plan->moves has room for */
 } Ctx;
 
 /* ---- small arithmetic */
@@ -280,6 +282,8 @@ Plan *plan_free(Plan *p) {
                         cpumask_free(p->moves[i].mask);
                 free(p->moves);
                 free(p->weights);
+                for (size_t i = 0; i < p->n_escalations; i++)
+                        cpumask_free(p->escalations[i].cpus);
                 free(p->escalations);
                 free(p);
         }
@@ -298,6 +302,7 @@ static void ctx_done(Ctx *c) {
         free(c->pressure);
         free(c->blocked);
         free(c->moved);
+        free(c->kept_off);
         free(c->cand_storage);
         free(c->cand_tmp);
         free(c->cand_tmp_node);
@@ -337,12 +342,13 @@ static int ctx_alloc(Ctx *c) {
         c->repairs = malloc((n_tasks ? n_tasks : 1) * sizeof *c->repairs);
         c->pressure = calloc(n_groups ? n_groups : 1, sizeof *c->pressure);
         c->blocked = calloc(n_groups ? n_groups : 1, sizeof *c->blocked);
+        c->kept_off = calloc(n_groups ? n_groups : 1, sizeof *c->kept_off);
         c->held = calloc(n ? n * n : 1, sizeof *c->held);
         c->order = calloc(n ? n : 1, sizeof *c->order);
         c->dests = calloc(n ? n : 1, sizeof *c->dests);
         if (!c->nodes || !c->cpu_node || !c->cpu_storage || !c->task_node || !c->moved ||
             !c->cand_storage || !c->cand_tmp || !c->cand_tmp_node || !c->repairs || !c->pressure ||
-            !c->blocked || !c->held || !c->order || !c->dests)
+            !c->blocked || !c->kept_off || !c->held || !c->order || !c->dests)
                 return -ENOMEM;
         return 0;
 }
@@ -803,6 +809,12 @@ static int cmp_task_identity(const Ctx *c, size_t a, size_t b) {
         return (a > b) - (a < b);
 }
 
+/* m without the CPUs of off, unless that leaves nothing: a mask inside them is left whole. */
+static void mask_without(CpuMask *m, const CpuMask *off) {
+        if (!cpumask_is_subset(m, off))
+                cpumask_andnot(m, m, off);
+}
+
 static PlanMove *add_move(Ctx *c, size_t i, unsigned from, unsigned to) {
         const PolicyTask *k = &c->snap->tasks[i];
         PlanMove *m = &c->plan->moves[c->plan->n_moves];
@@ -816,6 +828,8 @@ static PlanMove *add_move(Ctx *c, size_t i, unsigned from, unsigned to) {
                 return NULL;
         if (from != to && task_keeps_affinity(k))
                 cpumask_and(m->mask, m->mask, k->allowed);
+        if (k->cgroup != POLICY_NO_CGROUP && c->kept_off[k->cgroup])
+                mask_without(m->mask, c->kept_off[k->cgroup]);
         c->plan->n_moves++;
         c->moved[i] = true;
         return m;
@@ -855,6 +869,8 @@ static bool repair_candidate(const Ctx *c, size_t i) {
 
         if (!k->ours || !k->allowed || node < 0 || c->nodes[node].cap == 0 || !cooled(c, k))
                 return false;
+        if (k->cgroup != POLICY_NO_CGROUP && c->kept_off[k->cgroup])
+                return false; /* narrowed by a partition on purpose */
         if (!loaded(c, k))
                 return false;
         return mask_strict_subset(k->allowed, c->nodes[node].usable);
@@ -1120,6 +1136,79 @@ static bool node_balance_tick(const Ctx *c, const PolicyState *s) {
         return s->ticks % (mult ? mult : 1) == 0;
 }
 
+/* ---- partitions */
+
+/* Each group's partition once this plan's steps are taken: a step up's CPUs, none after a step
+ * back, else what the snapshot says. */
+static void ctx_kept_off(Ctx *c) {
+        for (size_t g = 0; g < c->snap->n_cgroups; g++)
+                c->kept_off[g] = c->snap->cgroups[g].partition;
+        for (size_t i = 0; i < c->plan->n_escalations; i++) {
+                const PlanEscalation *e = &c->plan->escalations[i];
+
+                if (e->lever == POLICY_LEVER_PARTITION)
+                        c->kept_off[e->cgroup] = plan_escalation_is_up(e) ? e->cpus : NULL;
+        }
+}
+
+/* A PlanMove's room: the cap's array grown by one (partition masks are outside the cap). */
+static PlanMove *plan_grow_moves(Ctx *c) {
+        PlanMove *m;
+
+        if (c->plan->n_moves < c->moves_room)
+                return &c->plan->moves[c->plan->n_moves];
+        m = reallocarray(c->plan->moves, c->moves_room * 2 + 1, sizeof *m);
+        if (!m)
+                return NULL;
+        c->plan->moves = m;
+        c->moves_room = c->moves_room * 2 + 1;
+        return &m[c->plan->n_moves];
+}
+
+/* Every task of a partitioned group whose mask still has a CPU kept off, and not all of them,
+ * gets its mask less those CPUs (a foreign one only with override_foreign_affinity); the tasks
+ * this plan moves already have it. */
+static int plan_partition_moves(Ctx *c) {
+        for (size_t i = 0; i < c->snap->n_tasks; i++) {
+                const PolicyTask *k = &c->snap->tasks[i];
+                const CpuMask *off;
+                _cleanup_free_ char *cpus = NULL;
+                const char *prot;
+                PlanMove *m;
+                int node = c->task_node[i];
+
+                if (k->cgroup == POLICY_NO_CGROUP || !(off = c->kept_off[k->cgroup]) ||
+                    c->moved[i] || !k->allowed || node < 0 ||
+                    (k->foreign && !c->p->override_foreign_affinity) ||
+                    !policy_masks_intersect(k->allowed, off) || cpumask_is_subset(k->allowed, off))
+                        continue;
+                m = plan_grow_moves(c);
+                if (!m)
+                        return -ENOMEM;
+                *m = (PlanMove){ .pid = k->pid,
+                                 .starttime_ticks = k->starttime_ticks,
+                                 .from_node = c->nodes[node].id,
+                                 .to_node = c->nodes[node].id,
+                                 .mask = cpumask_copy(k->allowed) };
+                if (!m->mask || cpumask_format(off, &cpus) < 0) {
+                        cpumask_free(m->mask);
+                        return -ENOMEM;
+                }
+                cpumask_andnot(m->mask, m->mask, off);
+                c->plan->n_moves++;
+                c->moved[i] = true;
+                prot = NULL;
+                for (size_t e = 0; e < c->plan->n_escalations && !prot; e++)
+                        if (c->plan->escalations[e].cgroup == k->cgroup &&
+                            c->plan->escalations[e].for_cgroup != POLICY_NO_CGROUP)
+                                prot = c->snap->cgroups[c->plan->escalations[e].for_cgroup].path;
+                reason_printf(m->reason, sizeof m->reason, "%s is kept off CPUs %s%s%s (partition)",
+                              c->snap->cgroups[k->cgroup].path, cpus, prot ? ", reserved for " : "",
+                              prot ? prot : "");
+        }
+        return 0;
+}
+
 /* ---- the plan */
 
 static int plan_new(Ctx *c) {
@@ -1129,7 +1218,8 @@ static int plan_new(Ctx *c) {
         c->plan = calloc(1, sizeof *c->plan);
         if (!c->plan)
                 return -ENOMEM;
-        c->plan->moves = calloc(c->max_moves ? c->max_moves : 1, sizeof *c->plan->moves);
+        c->moves_room = c->max_moves ? c->max_moves : 1;
+        c->plan->moves = calloc(c->moves_room, sizeof *c->plan->moves);
         c->plan->weights =
                 calloc(c->snap->n_cgroups ? c->snap->n_cgroups : 1, sizeof *c->plan->weights);
         /* One step at most per group and plan. */
@@ -1162,6 +1252,7 @@ int policy_plan(PolicyState *s, const PolicySnapshot *snap, const Topology *topo
         if (r < 0)
                 return r;
         update_holds(&c, s);
+        ctx_kept_off(&c);
         classify_tasks(&c);
         /* Repairs first: the tasks they move are marked, and no task moves twice. */
         r = plan_repairs(&c);
@@ -1169,6 +1260,8 @@ int policy_plan(PolicyState *s, const PolicySnapshot *snap, const Topology *topo
                 c.plan->node_balance_ran = true;
                 r = plan_node_moves(&c, s);
         }
+        if (r >= 0)
+                r = plan_partition_moves(&c);
         if (r < 0) {
                 groups_free(groups, snap->n_cgroups);
                 return r;

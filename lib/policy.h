@@ -95,11 +95,19 @@
  *     QUOTA      a bandwidth limit of max(quota_floor, util / 2); then, a limit the daemon set,
  *                halved each step down to quota_floor. A limit someone else set is not ours:
  *                never changed, and the step is skipped;
- *     PARTITION  not yet implemented: no step is planned (partition_max_cpus is unused).
+ *     PARTITION  the CPUs P's tasks ran on (the partition_max_cpus of them P used most, and
+ *                never every CPU of the snapshot) are kept off to the contender: the plan
+ *                narrows each of its tasks' affinity to what it had less those CPUs (a foreign
+ *                mask only with override_foreign_affinity; a mask inside them is left), on this
+ *                tick and every tick after for its new tasks, and its moves and repairs leave
+ *                them out too. P's own masks are not changed: the kernel's balancing puts its
+ *                tasks on the CPUs kept free. A task's mask is a PlanMove inside its node
+ *                (to_node == from_node), outside max_moves_per_tick and the cooldown.
  * The step restarts P's hold. When P stays below half its mark and quiet (as for the weight:
  * below its mark while busier is the steps working, and giving them back then would flap them
  * every two holds) for escalate_hold (or is throttled, for
- * escalate_hold), one step back a hold, in reverse (PARTITION; then QUOTA doubled
+ * escalate_hold), one step back a hold, in reverse (PARTITION, the actuator putting back each
+ * task's mask from before; then QUOTA doubled
  * while it binds, i.e. the group was throttled or used 90% of it, and is under the machine's
  * CPUs, else removed; then IDLE back to 0), on the lightest contender (util, then path, in
  * reverse) with something of ours to give back, unless another protected group it contends with
@@ -247,6 +255,8 @@ typedef struct PolicyCgroup {
         bool idle_ours; /* the daemon set it */
         uint32_t quota_permyriad; /* its bandwidth limit in permyriad of one CPU; 0: none */
         bool quota_ours; /* the daemon set it */
+        /* a partition step of the daemon's: the CPUs it keeps the group's tasks off; NULL: none */
+        const CpuMask *partition;
         uint32_t throttled_permyriad; /* share of the interval it was throttled by its own quota
                                        * (cpu.stat throttled_usec delta / interval) */
         bool has_latency; /* latency_usec is measured */
@@ -283,7 +293,9 @@ typedef struct PlanEscalation {
         size_t for_cgroup; /* the protected group it is for, or POLICY_NO_CGROUP (a step back
                             * after that group is gone or no longer protected) */
         PolicyLever lever;
-        uint32_t from, to; /* IDLE: 0 or 1; QUOTA: permyriad of one CPU, 0 no limit */
+        /* IDLE: 0 or 1; QUOTA: permyriad of one CPU, 0 no limit; PARTITION: CPUs kept off */
+        uint32_t from, to;
+        CpuMask *cpus; /* PARTITION up: the CPUs kept off, owned by the plan; else NULL */
         char reason[192];
 } PlanEscalation;
 

@@ -45,13 +45,19 @@ void record_task_done(RecordTask *t) {
         *t = (RecordTask){};
 }
 
+static void cgroup_done(RecordCgroup *c) {
+        free(c->path);
+        cpumask_free(c->partition);
+        *c = (RecordCgroup){};
+}
+
 Record *record_free(Record *r) {
         if (!r)
                 return NULL;
         for (size_t i = 0; i < r->n_tasks; i++)
                 record_task_done(&r->tasks[i]);
         for (size_t i = 0; i < r->n_cgroups; i++)
-                free(r->cgroups[i].path);
+                cgroup_done(&r->cgroups[i]);
         free(r->tasks);
         free(r->cgroups);
         free(r->bans);
@@ -79,7 +85,7 @@ void record_clear(Record *r) {
         for (size_t i = 0; i < r->n_tasks; i++)
                 record_task_done(&r->tasks[i]);
         for (size_t i = 0; i < r->n_cgroups; i++)
-                free(r->cgroups[i].path);
+                cgroup_done(&r->cgroups[i]);
         r->tasks = mfree(r->tasks);
         r->cgroups = mfree(r->cgroups);
         r->n_tasks = r->n_cgroups = 0;
@@ -235,23 +241,32 @@ bool record_lookup_cgroup(const Record *r, const char *path, RecordCgroupAttr at
         return true;
 }
 
-int record_put_cgroup(Record *r, const char *path, RecordCgroupAttr attr, uint64_t orig,
-                      uint64_t set) {
+/* path's entry, made (empty) if there is none; NULL on ENOMEM. */
+static RecordCgroup *cgroup_entry(Record *r, const char *path) {
         RecordCgroup c = {};
-        size_t i;
+        size_t i = cgroup_pos(r, path);
 
-        if (!path || !attr_is_valid(attr))
-                return -EINVAL;
-        i = cgroup_pos(r, path);
         if (i >= r->n_cgroups || !streq(r->cgroups[i].path, path)) {
                 c.path = strdup(path);
                 if (!c.path ||
                     array_insert((void **) &r->cgroups, &r->n_cgroups, sizeof c, i, &c) < 0) {
                         free(c.path);
-                        return -ENOMEM;
+                        return NULL;
                 }
         }
-        r->cgroups[i].values[attr] = (RecordValue){ .recorded = true, .orig = orig, .set = set };
+        return &r->cgroups[i];
+}
+
+int record_put_cgroup(Record *r, const char *path, RecordCgroupAttr attr, uint64_t orig,
+                      uint64_t set) {
+        RecordCgroup *c;
+
+        if (!path || !attr_is_valid(attr))
+                return -EINVAL;
+        c = cgroup_entry(r, path);
+        if (!c)
+                return -ENOMEM;
+        c->values[attr] = (RecordValue){ .recorded = true, .orig = orig, .set = set };
         return 0;
 }
 
@@ -267,20 +282,51 @@ int record_update_cgroup_set(Record *r, const char *path, RecordCgroupAttr attr,
         return 0;
 }
 
+static bool cgroup_has_values(const RecordCgroup *c) {
+        for (size_t a = 0; a < _RECORD_CGROUP_ATTR_MAX; a++)
+                if (c->values[a].recorded)
+                        return true;
+        return c->partition != NULL;
+}
+
+const CpuMask *record_lookup_partition(const Record *r, const char *path) {
+        const RecordCgroup *c = r ? cgroup_find(r, path) : NULL;
+
+        return c ? c->partition : NULL;
+}
+
+int record_put_partition(Record *r, const char *path, const CpuMask *cpus) {
+        _cleanup_cpumask_ CpuMask *copy = NULL;
+        RecordCgroup *c;
+
+        if (!r || !path)
+                return -EINVAL;
+        if (!cpus || cpumask_is_empty(cpus)) {
+                RecordCgroup *g = cgroup_find(r, path);
+
+                if (g) {
+                        g->partition = cpumask_free(g->partition);
+                        if (!cgroup_has_values(g))
+                                record_drop_cgroup(r, path);
+                }
+                return 0;
+        }
+        copy = cpumask_copy(cpus);
+        c = copy ? cgroup_entry(r, path) : NULL;
+        if (!c)
+                return -ENOMEM;
+        cpumask_free(c->partition);
+        c->partition = TAKE_PTR(copy);
+        return 0;
+}
+
 void record_drop_cgroup(Record *r, const char *path) {
         size_t i = path ? cgroup_pos(r, path) : r->n_cgroups;
 
         if (i >= r->n_cgroups || !streq(r->cgroups[i].path, path))
                 return;
-        free(r->cgroups[i].path);
+        cgroup_done(&r->cgroups[i]);
         array_remove(r->cgroups, &r->n_cgroups, sizeof *r->cgroups, i);
-}
-
-static bool cgroup_has_values(const RecordCgroup *c) {
-        for (size_t a = 0; a < _RECORD_CGROUP_ATTR_MAX; a++)
-                if (c->values[a].recorded)
-                        return true;
-        return false;
 }
 
 void record_drop_cgroup_value(Record *r, const char *path, RecordCgroupAttr attr) {
@@ -345,9 +391,17 @@ static int copy_cgroups(const Record *r, Record *c) {
                 RecordCgroup *g = &c->cgroups[c->n_cgroups];
 
                 *g = r->cgroups[c->n_cgroups];
+                g->partition = NULL;
                 g->path = strdup(g->path);
                 if (!g->path)
                         return -ENOMEM;
+                if (r->cgroups[c->n_cgroups].partition) {
+                        g->partition = cpumask_copy(r->cgroups[c->n_cgroups].partition);
+                        if (!g->partition) {
+                                c->n_cgroups++; /* freed with c */
+                                return -ENOMEM;
+                        }
+                }
         }
         return 0;
 }
@@ -518,12 +572,48 @@ static int parse_cgroup_line(Span line, RecordCgroupAttr attr, Record *rec, size
         return 0;
 }
 
-/* The kind of a line: 0 for a task, 1 + its attribute for a group, -EBADMSG. */
+/* The CPUs a partition keeps a group's tasks off, and the group: an entry of its own, merged
+ * like an attribute's line. */
+static int parse_partition_line(Span line, unsigned capacity, Record *rec, size_t *cap) {
+        _cleanup_cpumask_ CpuMask *cpus = NULL;
+        _cleanup_free_ char *path = NULL;
+        Span f[3];
+        int r;
+
+        r = split_line(line, f, ELEMENTSOF(f), /* rest= */ true);
+        if (r >= 0)
+                r = parse_cpulist(f[1], capacity, &cpus);
+        if (r < 0)
+                return r;
+        path = strndup(f[2].s, f[2].n);
+        if (!path)
+                return -ENOMEM;
+        if (!*path || !cgroup_path_is_valid(path))
+                return -EBADMSG;
+        if (rec->n_cgroups == *cap) {
+                size_t n = *cap ? *cap * 2 : 16;
+                RecordCgroup *c = reallocarray(rec->cgroups, n, sizeof *c);
+
+                if (!c)
+                        return -ENOMEM;
+                rec->cgroups = c;
+                *cap = n;
+        }
+        rec->cgroups[rec->n_cgroups++] =
+                (RecordCgroup){ .path = TAKE_PTR(path), .partition = TAKE_PTR(cpus) };
+        return 0;
+}
+
+#define LINE_PARTITION (1 + _RECORD_CGROUP_ATTR_MAX)
+
+/* The kind of a line: 0 for a task, 1 + its attribute for a group, LINE_PARTITION, -EBADMSG. */
 static int line_kind(Span line) {
         Span kind = { line.s, strcspn(line.s, " \n") };
 
         if (span_is(kind, "task"))
                 return 0;
+        if (span_is(kind, RECORD_PARTITION_KEYWORD))
+                return LINE_PARTITION;
         for (size_t a = 0; a < _RECORD_CGROUP_ATTR_MAX; a++)
                 if (span_is(kind, cgroup_attrs[a].keyword))
                         return 1 + (int) a;
@@ -559,6 +649,11 @@ static bool record_merge_cgroups(Record *rec) {
                         twice = twice || last->values[a].recorded;
                         last->values[a] = c->values[a];
                 }
+                if (c->partition) {
+                        twice = twice || last->partition;
+                        cpumask_free(last->partition);
+                        last->partition = TAKE_PTR(c->partition);
+                }
                 free(c->path);
         }
         rec->n_cgroups = n;
@@ -586,6 +681,8 @@ static int parse_line(Span line, unsigned capacity, Record *rec, size_t *task_ca
                 return kind;
         if (kind == 0)
                 return parse_task_line(line, capacity, rec, task_cap);
+        if (kind == LINE_PARTITION)
+                return parse_partition_line(line, capacity, rec, cgroup_cap);
         return parse_cgroup_line(line, (RecordCgroupAttr) (kind - 1), rec, cgroup_cap);
 }
 
@@ -662,6 +759,17 @@ static int format_cgroup(FILE *f, const RecordCgroup *c) {
                         return -EINVAL;
                 fprintf(f, "%s %" PRIu64 " %" PRIu64 " %s\n", cgroup_attrs[a].keyword, v->orig,
                         v->set, c->path);
+        }
+        if (c->partition) {
+                _cleanup_free_ char *cpus = NULL;
+                int r;
+
+                if (cpumask_is_empty(c->partition))
+                        return -EINVAL;
+                r = cpumask_format(c->partition, &cpus);
+                if (r < 0)
+                        return r;
+                fprintf(f, RECORD_PARTITION_KEYWORD " %s %s\n", cpus, c->path);
         }
         return 0;
 }

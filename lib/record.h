@@ -25,6 +25,7 @@
  *   cgroup ORIG_NATIVE SET_NATIVE PATH
  *   cgroup-idle ORIG SET PATH
  *   cgroup-quota ORIG_USEC SET_USEC PATH
+ *   cgroup-partition CPULIST PATH
  *
  * Fields are separated by one space. Numbers are decimal without sign or leading zero; PID is
  * 1..INT_MAX, natives (cpu.shares or cpu.weight, as the host has) 1..262144, idle (cpu.idle) 0 or
@@ -41,6 +42,9 @@
  * with the same shape: KEYWORD ORIG SET PATH. A new attribute adds a RecordCgroupAttr and a row
  * in record.c's table (keyword, range); a group then has one line per attribute changed, at most
  * one per PATH and keyword. Files without the new keyword stay valid version 1 files.
+ * cgroup-partition is the one group line of another shape: the CPUs (a cpulist, as for tasks) the
+ * daemon keeps the group's tasks off, with nothing to put back at the group itself (each task's
+ * own line has its mask from before); at most one per PATH.
  */
 
 #include <stdbool.h>
@@ -50,6 +54,7 @@
 #include "cpumask.h"
 #include "macro.h"
 
+#define RECORD_PARTITION_KEYWORD "cgroup-partition"
 #define RECORD_FILE "changes"
 #define RECORD_CORRUPT_FILE "changes.corrupt"
 
@@ -78,7 +83,10 @@ typedef struct RecordValue {
 
 typedef struct RecordCgroup {
         char *path;
-        RecordValue values[_RECORD_CGROUP_ATTR_MAX]; /* at least one recorded */
+        RecordValue values[_RECORD_CGROUP_ATTR_MAX]; /* at least one recorded, or a partition */
+        /* A partition step: the CPUs the daemon keeps the group's tasks off (reserved for a
+         * protected group); NULL: none. What each task had before is in its task line. */
+        CpuMask *partition;
 } RecordCgroup;
 
 typedef struct RecordBan {
@@ -138,6 +146,11 @@ int record_put_cgroup(Record *r, const char *path, RecordCgroupAttr attr, uint64
                       uint64_t set);
 /* Replaces the set value of attr of path. -ENOENT if not recorded, -EINVAL. */
 int record_update_cgroup_set(Record *r, const char *path, RecordCgroupAttr attr, uint64_t set);
+/* The CPUs a partition keeps path's tasks off, or NULL. */
+const CpuMask *record_lookup_partition(const Record *r, const char *path);
+/* Records (a copy of) cpus as path's partition; NULL or empty forgets it (the entry goes with
+ * its last attribute). -EINVAL for a NULL record or path, -ENOMEM. */
+int record_put_partition(Record *r, const char *path, const CpuMask *cpus);
 /* Forgets attr of path; the entry goes with its last attribute. */
 void record_drop_cgroup_value(Record *r, const char *path, RecordCgroupAttr attr);
 /* Drops path's entry, every attribute. */

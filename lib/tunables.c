@@ -118,8 +118,9 @@ static const ConfigKey tunables_keys[] = {
         CONFIG_KEY_STRV("escalation", "escalate_steps", Tunables, escalate_steps,
                         "idle quota partition", 16, CONFIG_EMPTY_OK,
                         "The steps allowed, of idle (cpu.idle), quota (a bandwidth limit) and "
-                        "partition (not yet implemented: never taken). The ladder's order is "
-                        "fixed; empty is as escalate = no."),
+                        "partition (CPUs kept for the protected group: the contenders' tasks' "
+                        "affinity leaves them out). The ladder's order is fixed; empty is as "
+                        "escalate = no."),
         CONFIG_KEY_DURATION("escalation", "escalate_hold", Tunables, escalate_hold_usec, "3s", 0,
                             USEC_PER_HOUR,
                             "How long a protected group's pressure must stay above (or below) "
@@ -129,8 +130,8 @@ static const ConfigKey tunables_keys[] = {
                            "one CPU."),
         CONFIG_KEY_UINT("escalation", "partition_max_cpus", Tunables, partition_max_cpus, "1", 0,
                         8192,
-                        "The most CPUs a partition would reserve for a protected group (unused "
-                        "until partitions are implemented)."),
+                        "The most CPUs a partition keeps for a protected group, of those its "
+                        "tasks ran on (never every CPU); 0 takes no partition step."),
 
         /* [bus] */
         CONFIG_KEY_STRING("bus", "control_group", Tunables, control_group, "", 32, CONFIG_EMPTY_OK,

@@ -1395,6 +1395,60 @@ Test(actuator, idle_is_set_its_original_recorded_and_the_step_observed) {
         cr_expect_str_eq(seen.reason, "test");
 }
 
+/*
+ * A partition: the plan's move narrows the contender's task (off CPU 0) and its step records the
+ * CPUs kept off, both before anything changes; the step back puts the task's mask from before
+ * back on every thread and leaves nothing in the record. Nothing is written at the group.
+ */
+Test(actuator, partition_records_its_cpus_and_its_step_back_puts_every_mask_back) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        _cleanup_free_ char *want = NULL, *got = NULL, *line = NULL, *kept = NULL;
+        _cleanup_cpumask_ CpuMask *off = NULL;
+        PolicyCgroup cg[] = { { .path = group }, { .path = PROTECTED, .protected = true } };
+        PolicyTask task = { .cgroup = 0 };
+        PlanEscalation e = { .cgroup = 0, .for_cgroup = 1, .lever = POLICY_LEVER_PARTITION };
+        PolicySnapshot snap = { .cgroups = cg, .n_cgroups = 2, .tasks = &task, .n_tasks = 1 };
+        OneMove o;
+        pid_t pid;
+
+        begin_cgroups();
+        pid = spawn_threads(2);
+        task.pid = pid, task.starttime_ticks = starttime_of(pid);
+        a = new_actuator(&live, state_dir);
+        seen.n = 0;
+        actuator_set_observer(a, observe, NULL);
+
+        one_move(&o, pid, task.starttime_ticks, "1");
+        off = parse_mask("0");
+        e.from = 0, e.to = 1, e.cpus = off;
+        (void) snprintf(e.reason, sizeof e.reason, "test");
+        o.plan.escalations = &e, o.plan.n_escalations = 1;
+        cr_assert_eq(actuator_apply(a, &o.plan, &snap, false, 0, 1000), 0);
+        one_move_done(&o);
+        expect_all_threads(pid, "1");
+        line = task_line(pid, task.starttime_ticks, own_mask, "1", 1000);
+        cr_assert_gt(asprintf(&want, HEADER "%scgroup-partition 0 %s\n", line, group), 0);
+        got = read_state("changes");
+        cr_expect_str_eq(got, want);
+        cr_assert_not_null(record_lookup_partition(actuator_record(a), group));
+        kept = cpumask_text(record_lookup_partition(actuator_record(a), group));
+        cr_expect_str_eq(kept, "0");
+        cr_expect_eq(seen.lever, POLICY_LEVER_PARTITION);
+        cr_expect_eq(seen.new_value, 1);
+        expect_counters(a, &(ActuatorCounters){ .moves = 1, .escalations = 1 });
+
+        e.from = 1, e.to = 0, e.cpus = NULL;
+        cr_assert_eq(actuator_apply(a, &(Plan){ .escalations = &e, .n_escalations = 1 }, &snap,
+                                    false, 0, 2000),
+                     0);
+        expect_all_threads(pid, own_mask);
+        cr_expect_null(record_lookup_partition(actuator_record(a), group));
+        cr_expect_null(record_find_task(actuator_record(a), pid));
+        cr_expect_not(state_exists("changes"), "an empty record is no file");
+        cr_expect_eq(seen.new_value, 0);
+        expect_counters(a, &(ActuatorCounters){ .moves = 1, .escalations = 2, .restores = 1 });
+}
+
 /* A quarter of a CPU is a quarter of the group's own period, whatever that is; 0 lifts it. */
 Test(actuator, quota_is_a_share_of_the_group_s_period_and_zero_lifts_it) {
         _cleanup_actuator_ Actuator *a = NULL;

@@ -611,6 +611,64 @@ Test(live, a_pressing_neighbour_gets_cpu_idle_past_weight_max_and_it_is_given_ba
         cr_expect_eq(shares_of(prot), 1024, "the weight was not restored");
 }
 
+/* How many CPUs pid may run on. */
+static unsigned cpus_of(pid_t pid) {
+        _cleanup_cpumask_ CpuMask *m = cpumask_new(CPUMASK_MAX_CPUS);
+
+        cr_assert_not_null(m);
+        if (sched_getaffinity(pid, cpumask_cpu_set_size(m), cpumask_cpu_set(m)) < 0)
+                return 0;
+        return cpumask_count(m);
+}
+
+/* The children from first on that may run on want CPUs, within timeout_ms. */
+static bool wait_cpus_of(size_t first, unsigned want, int timeout_ms) {
+        for (int waited = 0; waited <= timeout_ms; waited += 100) {
+                bool all = true;
+
+                for (size_t i = first; i < n_children; i++)
+                        all = all && cpus_of(children[i]) == want;
+                if (all)
+                        return true;
+                usleep(100 * 1000);
+        }
+        return false;
+}
+
+/* The last step of the ladder alone: the neighbour's tasks are kept off the CPU the protected
+ * group used most, its own masks stay whole, and SIGTERM gives every mask back. */
+Test(live, a_partition_keeps_the_neighbour_off_the_protected_cpu_and_sigterm_gives_it_back) {
+        _cleanup_free_ char *extra = NULL, *conf = NULL, *log = NULL, *err = log_path();
+        long n_cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        size_t first_noisy;
+
+        if (n_cpus < 2)
+                cr_skip_test("a partition needs 2 CPUs, this machine has %ld", n_cpus);
+        cr_assert_gt(asprintf(&extra,
+                              "[weights]\nprotected_cgroups = %s\npressure_target = 1\n"
+                              "pressure_hold = 0\nweight_step = 100\nweight_max = 200\n"
+                              "[escalation]\nescalate_hold = 400ms\nescalate_steps = partition\n"
+                              "partition_max_cpus = 1\n",
+                              prot),
+                     0);
+        conf = live_conf(extra);
+        for (int i = 0; i < 2; i++)
+                start_busy(prot);
+        first_noisy = n_children;
+        for (int i = 0; i < 4; i++)
+                start_busy(noisy);
+        start_daemon(conf, false);
+        cr_assert(wait_cpus_of(first_noisy, (unsigned) n_cpus - 1, 20000),
+                  "the neighbour's tasks were not kept off a CPU: %s", log = read_all(err));
+        cr_expect(wait_log("off CPUs", 5000), "no partition in the log");
+        for (size_t i = 0; i < first_noisy; i++)
+                cr_expect_eq(cpus_of(children[i]), (unsigned) n_cpus,
+                             "the protected group's mask changed");
+        cr_expect(exited_with(stop_daemon(SIGTERM), 0));
+        cr_expect(wait_cpus_of(first_noisy, (unsigned) n_cpus, 0),
+                  "SIGTERM did not give the masks back");
+}
+
 /*
  * The point of the weights: a protected group squeezed by a noisy neighbour gets its CPU back.
  * 2 busy processes in the protected group, 8 in the noisy one, on these 2 CPUs, measured in

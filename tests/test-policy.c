@@ -52,6 +52,7 @@ typedef struct Sim {
         CpuMask *masks[MAX_TASKS];
         size_t n_tasks;
         PolicyCgroup cgroups[MAX_GROUPS];
+        CpuMask *partitions[MAX_GROUPS]; /* the groups' partition masks, owned */
         size_t n_cgroups;
         PolicySnapshot snap;
         uint64_t now;
@@ -96,6 +97,8 @@ static void sim_free(Sim *s) {
                 return;
         for (size_t i = 0; i < s->n_tasks; i++)
                 cpumask_free(s->masks[i]);
+        for (size_t i = 0; i < MAX_GROUPS; i++)
+                cpumask_free(s->partitions[i]);
         policy_state_free(s->state);
         tunables_free(&s->t);
         topology_free(s->topo);
@@ -265,6 +268,24 @@ static void sim_apply(Sim *s, const Plan *p) {
                 if (e->lever == POLICY_LEVER_IDLE) {
                         g->idle = e->to != 0;
                         g->idle_ours = e->to != 0;
+                } else if (e->lever == POLICY_LEVER_PARTITION) {
+                        s->partitions[e->cgroup] = cpumask_free(s->partitions[e->cgroup]);
+                        if (plan_escalation_is_up(e)) {
+                                cr_assert_not_null(e->cpus);
+                                cr_assert_eq(cpumask_count(e->cpus), e->to);
+                                s->partitions[e->cgroup] = cpumask_copy(e->cpus);
+                                cr_assert_not_null(s->partitions[e->cgroup]);
+                        } else /* as the actuator puts back each task's mask from before */
+                                for (size_t t = 0; t < s->n_tasks; t++)
+                                        if (s->tasks[t].cgroup == e->cgroup && s->tasks[t].ours) {
+                                                cpumask_free(s->masks[t]);
+                                                s->masks[t] =
+                                                        cpumask_copy(topology_usable_cpus(s->topo));
+                                                cr_assert_not_null(s->masks[t]);
+                                                s->tasks[t].allowed = s->masks[t];
+                                                s->tasks[t].ours = false;
+                                        }
+                        g->partition = s->partitions[e->cgroup];
                 } else {
                         cr_assert_eq(e->lever, POLICY_LEVER_QUOTA);
                         g->quota_permyriad = e->to;
@@ -1308,6 +1329,7 @@ static unsigned ladder_next(Sim *s, unsigned max, PlanEscalation *ret) {
                 cr_assert_leq(p->n_escalations, 1, "one step a hold");
                 if (p->n_escalations == 1) {
                         *ret = p->escalations[0];
+                        ret->cpus = NULL; /* the plan's: see s->partitions */
                         return tick;
                 }
         }
@@ -1424,16 +1446,105 @@ Test(policy, ladder_goes_idle_then_halves_the_quota_each_hold_down_to_the_floor)
 }
 
 /* At the floor the ladder ends: partition is not implemented, so no step is planned. */
-Test(policy, ladder_at_the_floor_takes_no_further_step) {
-        _cleanup_sim_ Sim *s = ladder_sim();
-        PlanEscalation e;
-
+/* The ring at cpu.idle and its floor: the last step keeps it off the job's CPU. */
+static void ring_at_floor(Sim *s) {
         s->cgroups[RING].idle = s->cgroups[RING].idle_ours = true;
         s->cgroups[RING].quota_permyriad = 1000;
         s->cgroups[RING].quota_ours = true;
+}
+
+/* What a task may run on, as a cpulist, for messages and comparisons. */
+static char *mask_text(const PolicyTask *k) {
+        char *t = NULL;
+
+        cr_assert_eq(cpumask_format(k->allowed, &t), 0);
+        return t;
+}
+
+Test(policy, ladder_at_the_floor_partitions_then_takes_no_further_step) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        PlanEscalation e;
+
+        ring_at_floor(s);
         cr_expect(sim_params(s)->escalate_lever[POLICY_LEVER_PARTITION],
                   "partition is allowed by default");
+        cr_assert_eq(ladder_next(s, 20, &e), 4);
+        expect_step(&e, RING, JOB, POLICY_LEVER_PARTITION, 0, 1);
+        cr_expect_eq(ladder_next(s, 20, &e), 0, "the ladder's end");
+}
+
+/* The job's CPU (0, where its task ran) is kept off to the ring: each ring task's mask loses it
+ * on the step's tick, a task that comes later on the next tick, outside max_moves_per_tick; the
+ * job's own mask stays. */
+Test(policy, ladder_partition_keeps_the_contenders_tasks_off_the_protected_cpus) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        _cleanup_free_ char *m20 = NULL, *m21 = NULL, *m22 = NULL, *m10 = NULL;
+        PlanEscalation e;
+
+        ring_at_floor(s);
+        s->t.max_moves_per_tick = 0;
+        cr_assert_eq(ladder_next(s, 20, &e), 4);
+        expect_step(&e, RING, JOB, POLICY_LEVER_PARTITION, 0, 1);
+        cr_assert_not_null(s->cgroups[RING].partition);
+        cr_expect(cpumask_isset(s->cgroups[RING].partition, 0));
+        m20 = mask_text(sim_find(s, 20)), m21 = mask_text(sim_find(s, 21));
+        m10 = mask_text(sim_find(s, 10));
+        cr_expect_str_eq(m20, "1-3");
+        cr_expect_str_eq(m21, "1-3");
+        cr_expect_str_eq(m10, "0-3", "the job's mask is not changed");
+        cr_expect_neq(sim_find(s, 20)->cpu, 0);
+
+        sim_task(s, 22, 0, BUSY)->cgroup = RING;
+        {
+                _cleanup_plan_ Plan *p = sim_plan(s);
+
+                cr_assert_eq(p->n_moves, 1, "the newcomer, cap or not");
+                cr_expect_eq(p->moves[0].pid, 22);
+                cr_expect_eq(p->moves[0].from_node, p->moves[0].to_node);
+                cr_expect(strstr(p->moves[0].reason, "kept off CPUs 0") != NULL, "%s",
+                          p->moves[0].reason);
+                sim_apply(s, p);
+        }
+        m22 = mask_text(sim_find(s, 22));
+        cr_expect_str_eq(m22, "1-3");
+        {
+                _cleanup_plan_ Plan *p = sim_plan(s);
+
+                cr_expect_eq(p->n_moves, 0, "nothing left to narrow");
+        }
+}
+
+/* A mask someone else narrowed is theirs: left as it is, and a contender with nothing else
+ * takes no partition step at all (it would change nothing). */
+Test(policy, ladder_partition_never_narrows_a_foreign_mask) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        _cleanup_free_ char *m20 = NULL;
+        PlanEscalation e;
+
+        ring_at_floor(s);
+        sim_find(s, 20)->foreign = sim_find(s, 21)->foreign = true;
         cr_expect_eq(ladder_next(s, 20, &e), 0);
+        sim_find(s, 21)->foreign = false;
+        cr_assert_eq(ladder_next(s, 20, &e), 1, "held for 20 ticks already");
+        expect_step(&e, RING, JOB, POLICY_LEVER_PARTITION, 0, 1);
+        m20 = mask_text(sim_find(s, 20));
+        cr_expect_str_eq(m20, "0-3");
+}
+
+/* partition_max_cpus bounds it (0: no partition), and it never takes every CPU. */
+Test(policy, ladder_partition_is_bounded_by_partition_max_cpus) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        PlanEscalation e;
+
+        ring_at_floor(s);
+        s->t.partition_max_cpus = 0;
+        cr_expect_eq(ladder_next(s, 20, &e), 0);
+        s->t.partition_max_cpus = 8;
+        for (pid_t pid = 11; pid < 14; pid++)
+                sim_task(s, pid, (int) (pid - 10), 5000)->cgroup = JOB;
+        cr_assert_eq(ladder_next(s, 20, &e), 1, "held for 20 ticks already");
+        expect_step(&e, RING, JOB, POLICY_LEVER_PARTITION, 0, 3);
+        cr_expect_eq(cpumask_count(s->cgroups[RING].partition), 3, "3 of the 4 CPUs");
 }
 
 Test(policy, ladder_skips_idle_where_the_kernel_lacks_it) {
@@ -1461,6 +1572,7 @@ Test(policy, ladder_never_touches_a_foreign_quota) {
         _cleanup_sim_ Sim *s = ladder_sim();
         PlanEscalation e;
 
+        s->t.partition_max_cpus = 0; /* the ladder's end is then the foreign limit */
         s->cgroups[RING].idle = true; /* set by someone else too */
         s->cgroups[RING].quota_permyriad = 5000;
         cr_expect_eq(ladder_next(s, 20, &e), 0);
@@ -1542,9 +1654,11 @@ Test(policy, ladder_contenders_heaviest_first_and_only_on_the_protected_cpus) {
         sim_find(s, 40)->cgroup = 3;
         cr_assert_eq(ladder_next(s, 10, &e), 4);
         expect_step(&e, RING, JOB, POLICY_LEVER_IDLE, 0, 1);
-        /* the ring at its floor: the next heaviest contender */
+        /* the ring at its floor: its partition, then the next heaviest contender */
         s->cgroups[RING].quota_permyriad = 1000;
         s->cgroups[RING].quota_ours = true;
+        cr_assert_eq(ladder_next(s, 10, &e), 3);
+        expect_step(&e, RING, JOB, POLICY_LEVER_PARTITION, 0, 1);
         cr_assert_eq(ladder_next(s, 10, &e), 3);
         expect_step(&e, 2, JOB, POLICY_LEVER_IDLE, 0, 1);
         for (unsigned i = 0; i < 6; i++)
@@ -1629,6 +1743,28 @@ Test(policy, ladder_gives_back_when_the_protected_burst_is_over) {
         cr_assert_neq(ladder_next(s, 100, &e), 0);
         expect_step(&e, RING, JOB, POLICY_LEVER_IDLE, 0, 1);
         cr_expect_eq(s->cgroups[JOB].weight, 1000);
+}
+
+/* On the way back the partition goes first, and the masks it narrowed are the actuator's to put
+ * back (the plan moves nothing). */
+Test(policy, ladder_gives_the_partition_back_first) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        _cleanup_free_ char *back = NULL;
+        PlanEscalation e;
+
+        ring_at_floor(s);
+        cr_assert_eq(ladder_next(s, 20, &e), 4);
+        expect_step(&e, RING, JOB, POLICY_LEVER_PARTITION, 0, 1);
+        s->cgroups[JOB].pressure_permyriad = 200;
+        s->cgroups[JOB].util_permyriad = 500; /* gone quiet */
+        cr_assert_eq(ladder_next(s, 10, &e), 4);
+        expect_step(&e, RING, JOB, POLICY_LEVER_PARTITION, 1, 0);
+        cr_expect(!plan_escalation_is_up(&e));
+        cr_expect_null(s->cgroups[RING].partition);
+        back = mask_text(sim_find(s, 20));
+        cr_expect_str_eq(back, "0-3");
+        cr_assert_eq(ladder_next(s, 10, &e), 3);
+        expect_step(&e, RING, JOB, POLICY_LEVER_QUOTA, 1000, 2000); /* it binds: doubled */
 }
 
 Test(policy, ladder_step_back_doubles_a_quota_that_still_binds) {

@@ -141,6 +141,13 @@ Test(record, parse_rejects_hostile_text_and_names_the_line) {
                 { HEADER "cgroup-quotas 0 50000 a\n", 2 },
                 { HEADER "cgroup-idle 0 1 a\ncgroup-idle 0 1 a\n", 0 },
                 { HEADER "cgroup-quota 0 1000 a\ncgroup 1 2 b\ncgroup-quota 0 2000 a\n", 0 },
+                /* a partition: a canonical, non-empty cpulist within the capacity, and a path */
+                { HEADER "cgroup-partition  a\n", 2 },
+                { HEADER "cgroup-partition 0\n", 2 },
+                { HEADER "cgroup-partition 1,0 a\n", 2 },
+                { HEADER "cgroup-partition 64 a\n", 2 },
+                { HEADER "cgroup-partition 0 /a\n", 2 },
+                { HEADER "cgroup-partition 0 a\ncgroup-idle 0 1 a\ncgroup-partition 1 a\n", 0 },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -207,6 +214,39 @@ Test(record, idle_and_quota_lines_round_trip_beside_the_weight) {
         cr_expect_eq(set, CGROUP_QUOTA_MAX_USEC);
         cr_assert_eq(record_format(rec, &out), 0);
         cr_expect_str_eq(out, text);
+}
+
+/* A partition's line: the CPUs kept off, alone or beside a group's other levers; put and
+ * lookup; an empty mask forgets it, and the entry goes with its last attribute. */
+Test(record, partition_lines_round_trip_and_put_forgets_an_empty_one) {
+        static const char text[] = HEADER "cgroup-idle 0 1 a\n"
+                                          "cgroup-partition 0-1,8 a\n"
+                                          "cgroup-partition 3 b c\n";
+        _cleanup_record_ Record *rec = parse_ok(text), *copy = NULL;
+        _cleanup_cpumask_ CpuMask *cpus = NULL, *none = cpumask_new(64);
+        _cleanup_free_ char *out = NULL, *again = NULL, *list = NULL;
+
+        cr_assert_eq(rec->n_cgroups, 2);
+        cr_assert_not_null(record_lookup_partition(rec, "a"));
+        cr_assert_eq(cpumask_format(record_lookup_partition(rec, "a"), &list), 0);
+        cr_expect_str_eq(list, "0-1,8");
+        cr_expect(record_lookup_cgroup(rec, "a", RECORD_CGROUP_IDLE, NULL, NULL));
+        cr_expect_eq(cpumask_count(record_lookup_partition(rec, "b c")), 1);
+        cr_expect_null(record_lookup_partition(rec, "d"));
+        cr_assert_eq(record_format(rec, &out), 0);
+        cr_expect_str_eq(out, text);
+
+        cr_assert_eq(record_copy(rec, &copy), 0);
+        cr_assert_eq(cpumask_parse("5", 64, &cpus, NULL), 0);
+        cr_assert_eq(record_put_partition(copy, "d", cpus), 0);
+        cr_assert_not_null(none);
+        cr_assert_eq(record_put_partition(copy, "b c", none), 0);
+        cr_assert_eq(record_put_partition(copy, "a", NULL), 0);
+        cr_assert_eq(record_format(copy, &again), 0);
+        cr_expect_str_eq(again, HEADER "cgroup-idle 0 1 a\ncgroup-partition 5 d\n");
+        cr_expect_eq(cpumask_count(record_lookup_partition(rec, "b c")), 1, "the copy is deep");
+        cr_expect_eq(record_put_partition(NULL, "a", cpus), -EINVAL);
+        cr_expect_eq(record_put_partition(copy, NULL, cpus), -EINVAL);
 }
 
 Test(record, format_refuses_idle_and_quota_out_of_range) {

@@ -607,6 +607,30 @@ Test(sampler_fixture, levers_are_read_and_ours_only_while_they_hold_what_the_rec
         cr_expect_eq(g->throttled_permyriad, 0);
 }
 
+/* A partition is the record's alone (no cgroup file says it): the snapshot has a copy, which
+ * outlives the record it came from (the actuator replaces its record while the snapshot is
+ * kept for status). */
+Test(sampler_fixture, a_partition_comes_from_the_record_and_outlives_it) {
+        _cleanup_record_ Record *r = NULL;
+        _cleanup_cpumask_ CpuMask *cpus = NULL;
+        _cleanup_free_ char *text = NULL;
+        const PolicySnapshot *snap;
+        const PolicyCgroup *g;
+
+        fx_begin("mixed-1node", true, 500);
+        cr_assert_eq(record_new(&r), 0);
+        cr_assert_eq(cpumask_parse("1", 64, &cpus, NULL), 0);
+        cr_assert_eq(record_put_partition(r, "cgbalance.slice/batch", cpus), 0);
+        snap = fx_sample_with(r, 1, NULL);
+        r = record_free(r);
+        g = find_group(snap, "cgbalance.slice/batch");
+        cr_assert_not_null(g);
+        cr_assert_not_null(g->partition);
+        cr_assert_eq(cpumask_format(g->partition, &text), 0);
+        cr_expect_str_eq(text, "1");
+        cr_expect_null(find_group(snap, "cgbalance.slice/app")->partition);
+}
+
 Test(sampler_fixture, throttled_time_is_a_share_of_the_interval) {
         const PolicySnapshot *snap;
 
