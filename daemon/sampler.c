@@ -59,6 +59,8 @@ typedef struct GroupState {
         uint64_t usage_usec;
         bool has_throttled; /* throttled_usec is from the previous sample */
         uint64_t throttled_usec;
+        bool has_stall; /* stall_usec (cpu.pressure "some total") is from the previous sample */
+        uint64_t stall_usec;
         uint64_t wait_ns, timeslices; /* its tasks' schedstat deltas over this interval */
         pid_t *pids; /* cgroup.procs of this sample */
         size_t n_pids;
@@ -919,6 +921,8 @@ static int group_add(Sampler *s, const char *path, int fd) {
                 g->usage_usec = prev->usage_usec;
                 g->has_throttled = prev->has_throttled;
                 g->throttled_usec = prev->throttled_usec;
+                g->has_stall = prev->has_stall;
+                g->stall_usec = prev->stall_usec;
         } else {
                 g->path = strdup(path);
                 if (!g->path)
@@ -1069,10 +1073,17 @@ static void group_fill(Sampler *s, const Tick *k, GroupState *g, PolicyCgroup *p
         r = cgroup_read_usage(s->layout, g->path, &usage);
         pc->util_permyriad = counter_permyriad(s, k, r, usage, &g->has_usage, &g->usage_usec);
         /* -EOPNOTSUPP on v1, -ENOENT without a hybrid mirror: no pressure, not an error */
-        if (cgroup_read_pressure(s->layout, g->path, "cpu", &psi) >= 0) {
+        r = cgroup_read_pressure(s->layout, g->path, "cpu", &psi);
+        if (r >= 0) {
+                uint32_t stalled = counter_permyriad(s, k, r, psi.some.total_usec, &g->has_stall,
+                                                     &g->stall_usec);
+
                 pc->has_pressure = true;
-                pc->pressure_permyriad = psi.some.avg10_permyriad;
-        }
+                pc->pressure_permyriad = k->t->pressure_measure == TUNABLES_PRESSURE_INTERVAL
+                                                 ? stalled
+                                                 : psi.some.avg10_permyriad;
+        } else
+                g->has_stall = false;
         if (cgroup_get_cpu_weight(s->layout, g->path, &weight) >= 0)
                 pc->weight = (uint32_t) weight; /* 1..10000 */
         pc->base_weight = pc->weight;

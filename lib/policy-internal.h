@@ -34,6 +34,10 @@ typedef struct LadderHold {
         LadderMode mode;
         uint64_t since_usec; /* when the group entered mode, or its last step */
         uint32_t busy_permyriad; /* a protected group: the most it used while above its mark */
+        /* a protected group: the steps up taken for it and not given back (depth), the most it
+         * had (peak), and when a step was last given back for it (escalate_memory) */
+        uint32_t depth, peak;
+        uint64_t back_usec;
 } LadderHold;
 
 /* Whether a protected group using util, and at most busy while above its mark, has gone quiet

@@ -302,15 +302,21 @@ static bool orphan(const Ladder *l, size_t g) {
 static void hold(Ladder *l, size_t g, LadderMode mode) {
         const LadderHold *o = &l->old[g];
 
-        l->holds[g] = (LadderHold){ .mode = mode,
-                                    .since_usec = o->mode == mode && o->since_usec <= l->now
-                                                          ? o->since_usec
-                                                          : l->now };
+        l->holds[g].mode = mode;
+        l->holds[g].since_usec =
+                o->mode == mode && o->since_usec <= l->now ? o->since_usec : l->now;
+}
+
+/* Pressed again below the depth it had, within escalate_memory of a step given back: no hold. */
+static bool recalled(const Ladder *l, size_t g) {
+        const LadderHold *h = &l->holds[g];
+
+        return h->mode == LADDER_UP && h->depth < h->peak;
 }
 
 static bool held(const Ladder *l, size_t g) {
         return l->holds[g].mode != LADDER_NONE &&
-               l->now - l->holds[g].since_usec >= l->p->escalate_hold_usec;
+               (l->now - l->holds[g].since_usec >= l->p->escalate_hold_usec || recalled(l, g));
 }
 
 /* ---- steps into the plan */
@@ -374,7 +380,7 @@ static CpuMask *partition_reserve(const Ladder *l, size_t j) {
 static void step_up(Ladder *l, size_t j) {
         size_t pg = l->prot[j], best = SIZE_MAX;
         _cleanup_cpumask_ CpuMask *reserve = partition_reserve(l, j);
-        char level[128], h[32], u[32];
+        char level[80], h[32], u[32];
         PlanEscalation *e;
         Step st;
 
@@ -391,10 +397,21 @@ static void step_up(Ladder *l, size_t j) {
                 e->cpus = TAKE_PTR(reserve);
         policy_level_text(group(l, pg), l->pressure[pg], l->p, POLICY_LEVEL_ABOVE, level,
                           sizeof level);
-        (void) snprintf(e->reason, sizeof e->reason,
-                        "%s for %s at weight_max %" PRIu64 ": heaviest contender, %s CPUs", level,
-                        policy_fmt_usec(h, l->now - l->holds[pg].since_usec), l->p->weight_max,
-                        policy_fmt_load(u, group(l, best)->util_permyriad));
+        if (recalled(l, pg))
+                (void) snprintf(e->reason, sizeof e->reason,
+                                "%s, pressed again %s after a give-back: step %" PRIu32
+                                " of %" PRIu32 " at once",
+                                level, policy_fmt_usec(h, l->now - l->holds[pg].back_usec),
+                                l->holds[pg].depth + 1, l->holds[pg].peak);
+        else
+                (void) snprintf(e->reason, sizeof e->reason,
+                                "%s for %s at weight_max %" PRIu64 ": heaviest contender, %s CPUs",
+                                level, policy_fmt_usec(h, l->now - l->holds[pg].since_usec),
+                                l->p->weight_max,
+                                policy_fmt_load(u, group(l, best)->util_permyriad));
+        l->holds[pg].depth++;
+        if (l->holds[pg].peak < l->holds[pg].depth)
+                l->holds[pg].peak = l->holds[pg].depth;
         l->holds[pg].since_usec = l->now;
 }
 
@@ -446,6 +463,10 @@ static void step_back(Ladder *l, size_t j) {
                 (void) snprintf(e->reason, sizeof e->reason,
                                 "%s for %s: lightest contender, %s CPUs", level, h,
                                 policy_fmt_load(t, group(l, best)->util_permyriad));
+                /* remembered, should P be pressed again soon (escalate_memory) */
+                if (l->holds[pg].depth > 0)
+                        l->holds[pg].depth--;
+                l->holds[pg].back_usec = l->now;
         }
         l->holds[pg].since_usec = l->now;
 }
@@ -527,9 +548,15 @@ int policy_ladder_plan(const PolicySnapshot *snap, const PolicyParams *p, uint64
         int r;
 
         for (size_t g = 0; g < n; g++) {
+                bool remembered = now_usec >= old[g].back_usec &&
+                                  now_usec - old[g].back_usec <= p->escalate_memory_usec;
+
                 ret_holds[g] = (LadderHold){ .mode = LADDER_NONE,
                                              .since_usec = now_usec,
-                                             .busy_permyriad = old[g].busy_permyriad };
+                                             .busy_permyriad = old[g].busy_permyriad,
+                                             .depth = old[g].depth,
+                                             .peak = remembered ? old[g].peak : old[g].depth,
+                                             .back_usec = old[g].back_usec };
                 any_ours = any_ours || has_ours(&l, g);
                 any_prot = any_prot || (escalating(p) && snap->cgroups[g].protected);
         }

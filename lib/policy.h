@@ -103,7 +103,13 @@
  *                them out too. P's own masks are not changed: the kernel's balancing puts its
  *                tasks on the CPUs kept free. A task's mask is a PlanMove inside its node
  *                (to_node == from_node), outside max_moves_per_tick and the cooldown.
- * The step restarts P's hold. When P stays below half its mark and quiet (as for the weight:
+ * The step restarts P's hold. Memory: P counts the steps up taken for it and not given back
+ * (its depth: a step back for it while below its mark takes one off) and the most it had; pressed
+ * again (LADDER_UP) within escalate_memory of a step given back for it, P takes a step every tick
+ * without the hold until its depth is back at that most (a job that works in bursts gets at once
+ * what its last burst needed, not a hold per step again). Past escalate_memory the most is
+ * forgotten (it becomes the depth).
+ * When P stays below half its mark and quiet (as for the weight:
  * below its mark while busier is the steps working, and giving them back then would flap them
  * every two holds) for escalate_hold (or is throttled, for
  * escalate_hold), one step back a hold, in reverse (PARTITION, the actuator putting back each
@@ -217,6 +223,9 @@ typedef struct PolicyParams {
          * the ladder does not wait for weight_max. The daemon also clears escalate_lever's idle. */
         bool weights_ignored;
         uint64_t escalate_hold_usec;
+        /* a protected group pressed again within this long of a step given back for it gets
+         * the steps it gave back without the hold, one a tick; 0: never */
+        uint64_t escalate_memory_usec;
         unsigned quota_floor_pct; /* percent of one CPU */
         unsigned partition_max_cpus;
         /* a protected group's wake-up latency target (PolicyCgroup.latency_usec); 0: none */

@@ -12,6 +12,7 @@
 #define USEC_PER_HOUR (3600ULL * USEC_PER_SEC)
 
 static const char *const log_level_names[] = { "err", "warning", "notice", "info", "debug", NULL };
+static const char *const pressure_measure_names[] = { "avg10", "interval", NULL };
 
 static const ConfigKey tunables_keys[] = {
         /* [daemon] */
@@ -91,9 +92,16 @@ static const ConfigKey tunables_keys[] = {
                         "drop-in (cgbalanced(8), SERVICE)."),
         CONFIG_KEY_PERCENT("weights", "pressure_target", Tunables, pressure_target_pct, "10", 1,
                            100,
-                           "cpu.pressure \"some avg10\", in percent, above which a protected "
-                           "group gets more weight; below half of it, once the group has gone "
-                           "quiet, the weight decays."),
+                           "CPU pressure (as pressure_measure says), in percent, above which a "
+                           "protected group gets more weight; below half of it, once the group "
+                           "has gone quiet, the weight decays."),
+        CONFIG_KEY_ENUM("weights", "pressure_measure", Tunables, pressure_measure, "avg10",
+                        pressure_measure_names,
+                        "What a group's pressure is: avg10, cpu.pressure's own 10 s average "
+                        "(it takes seconds to rise when a burst starts, and to fall after), or "
+                        "interval, the share of the last interval the group stalled (cpu.pressure "
+                        "\"some total\"), which follows a burst within a tick and is noisier: "
+                        "pressure_hold smooths it."),
         CONFIG_KEY_DURATION("weights", "pressure_hold", Tunables, pressure_hold_usec, "3s", 0,
                             USEC_PER_HOUR,
                             "How long pressure must stay above (or below) its mark before each "
@@ -125,6 +133,12 @@ static const ConfigKey tunables_keys[] = {
                             USEC_PER_HOUR,
                             "How long a protected group's pressure must stay above (or below) "
                             "its mark before each step up (or back)."),
+        CONFIG_KEY_DURATION("escalation", "escalate_memory", Tunables, escalate_memory_usec, "1min",
+                            0, USEC_PER_HOUR,
+                            "A protected group pressed again within this long of its last step "
+                            "given back gets back the steps it gave back at once, one a tick, "
+                            "without waiting escalate_hold for each (a job that works in bursts); "
+                            "0: always wait."),
         CONFIG_KEY_PERCENT("escalation", "quota_floor", Tunables, quota_floor_pct, "10", 1, 10000,
                            "The lowest bandwidth limit set on a contending group, in percent of "
                            "one CPU."),
@@ -239,6 +253,7 @@ int policy_params_from_tunables(const Tunables *t, const Topology *topo, PolicyP
                 .weight_min = t->weight_min,
                 .weight_max = t->weight_max,
                 .escalate_hold_usec = t->escalate_hold_usec,
+                .escalate_memory_usec = t->escalate_memory_usec,
                 .quota_floor_pct = t->quota_floor_pct,
                 .partition_max_cpus = (unsigned) t->partition_max_cpus,
                 .latency_target_usec = t->latency_target_usec,

@@ -28,6 +28,12 @@ typedef enum TunablesLogLevel {
         TUNABLES_LOG_DEBUG,
 } TunablesLogLevel;
 
+/* What a protected group's pressure is (pressure_measure). */
+typedef enum TunablesPressureMeasure {
+        TUNABLES_PRESSURE_AVG10, /* cpu.pressure "some avg10", the kernel's 10 s average */
+        TUNABLES_PRESSURE_INTERVAL, /* its "some total" stall time over the last interval */
+} TunablesPressureMeasure;
+
 typedef struct Tunables {
         /* [daemon] */
         uint64_t interval_usec;
@@ -58,6 +64,7 @@ typedef struct Tunables {
         /* [weights] */
         char **protected_cgroups;
         unsigned pressure_target_pct;
+        TunablesPressureMeasure pressure_measure;
         uint64_t pressure_hold_usec;
         uint64_t weight_step;
         uint64_t weight_min;
@@ -68,6 +75,7 @@ typedef struct Tunables {
         bool escalate;
         char **escalate_steps; /* "idle", "quota", "partition": the levers allowed */
         uint64_t escalate_hold_usec;
+        uint64_t escalate_memory_usec;
         unsigned quota_floor_pct; /* percent of one CPU */
         uint64_t partition_max_cpus;
 

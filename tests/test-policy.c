@@ -1767,6 +1767,62 @@ Test(policy, ladder_gives_the_partition_back_first) {
         expect_step(&e, RING, JOB, POLICY_LEVER_QUOTA, 1000, 2000); /* it binds: doubled */
 }
 
+/* Up two steps, given back as the burst ends; pressed again, its weight back at weight_max. */
+static void burst_then_press_again(Sim *s, uint64_t pause_usec) {
+        PlanEscalation e;
+
+        s->t.partition_max_cpus = 0;
+        cr_assert_eq(ladder_next(s, 10, &e), 4);
+        expect_step(&e, RING, JOB, POLICY_LEVER_IDLE, 0, 1);
+        cr_assert_eq(ladder_next(s, 10, &e), 3);
+        expect_step(&e, RING, JOB, POLICY_LEVER_QUOTA, 0, 7500);
+        s->cgroups[JOB].pressure_permyriad = 200;
+        s->cgroups[JOB].util_permyriad = 500; /* the burst is over */
+        s->cgroups[RING].util_permyriad = 7000; /* held to its limit: it binds */
+        cr_assert_eq(ladder_next(s, 10, &e), 4);
+        expect_step(&e, RING, JOB, POLICY_LEVER_QUOTA, 7500, 15000);
+        s->cgroups[RING].util_permyriad = 10000; /* under 90% of it: it goes */
+        cr_assert_eq(ladder_next(s, 10, &e), 3);
+        expect_step(&e, RING, JOB, POLICY_LEVER_QUOTA, 15000, 0);
+        cr_assert_eq(ladder_next(s, 10, &e), 3);
+        expect_step(&e, RING, JOB, POLICY_LEVER_IDLE, 1, 0);
+        s->now += pause_usec;
+        s->cgroups[JOB].pressure_permyriad = 3000;
+        s->cgroups[JOB].util_permyriad = 5000;
+        s->cgroups[JOB].weight = 1000;
+        s->cgroups[RING].util_permyriad = 15000;
+}
+
+/* A job that works in bursts: pressed again soon, it gets back at once, a step a tick, the
+ * steps its last burst ended with, the next only after the hold. */
+Test(policy, ladder_pressed_again_soon_takes_back_what_it_gave_back_at_once) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        PlanEscalation e;
+
+        burst_then_press_again(s, 5 * SEC);
+        cr_assert_eq(ladder_next(s, 10, &e), 1, "no hold");
+        expect_step(&e, RING, JOB, POLICY_LEVER_IDLE, 0, 1);
+        cr_expect(strstr(e.reason, "pressed again") != NULL, "%s", e.reason);
+        cr_assert_eq(ladder_next(s, 10, &e), 1, "no hold for the second either");
+        expect_step(&e, RING, JOB, POLICY_LEVER_QUOTA, 0, 7500);
+        cr_assert_eq(ladder_next(s, 10, &e), 3, "a step beyond the last burst's waits its hold");
+        expect_step(&e, RING, JOB, POLICY_LEVER_QUOTA, 7500, 3750);
+}
+
+/* Past escalate_memory, or with it 0, the steps wait their holds again. */
+Test(policy, ladder_forgets_what_it_gave_back_after_escalate_memory) {
+        _cleanup_sim_ Sim *a = ladder_sim(), *b = ladder_sim();
+        PlanEscalation e;
+
+        burst_then_press_again(a, 61 * SEC);
+        cr_assert_eq(ladder_next(a, 10, &e), 4);
+        expect_step(&e, RING, JOB, POLICY_LEVER_IDLE, 0, 1);
+        b->t.escalate_memory_usec = 0;
+        burst_then_press_again(b, 5 * SEC);
+        cr_assert_eq(ladder_next(b, 10, &e), 4);
+        expect_step(&e, RING, JOB, POLICY_LEVER_IDLE, 0, 1);
+}
+
 Test(policy, ladder_step_back_doubles_a_quota_that_still_binds) {
         _cleanup_sim_ Sim *s = ladder_sim();
         PlanEscalation e;

@@ -631,6 +631,26 @@ Test(sampler_fixture, a_partition_comes_from_the_record_and_outlives_it) {
         cr_expect_null(find_group(snap, "cgbalance.slice/app")->partition);
 }
 
+/* pressure_measure = interval: the share of the interval the group stalled ("some total"),
+ * not the kernel's 10 s average; avg10 by default. */
+Test(sampler_fixture, pressure_is_the_interval_s_stall_with_pressure_measure_interval) {
+        static const char *const file = "sys/fs/cgroup/unified/cgbalance.slice/app/cpu.pressure";
+        const PolicySnapshot *snap;
+
+        fx_begin("mixed-1node", true, 500);
+        put(file, "some avg10=1.00 avg60=0.00 avg300=0.00 total=5000000\n"
+                  "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
+        snap = fx_sample(10 * SEC, NULL);
+        cr_expect_eq(find_group(snap, "cgbalance.slice/app")->pressure_permyriad, 100, "avg10");
+        fx.t.pressure_measure = TUNABLES_PRESSURE_INTERVAL;
+        put(file, "some avg10=1.00 avg60=0.00 avg300=0.00 total=5400000\n"
+                  "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n");
+        snap = fx_sample(11 * SEC, NULL);
+        cr_expect_eq(find_group(snap, "cgbalance.slice/app")->pressure_permyriad, 4000,
+                     "0.4 s stalled of 1 s");
+        cr_expect(find_group(snap, "cgbalance.slice/app")->has_pressure);
+}
+
 Test(sampler_fixture, throttled_time_is_a_share_of_the_interval) {
         const PolicySnapshot *snap;
 
