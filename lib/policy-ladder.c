@@ -264,6 +264,28 @@ static size_t limiter(const Ladder *l, size_t g) {
         return best;
 }
 
+/* Protected group g is pressed by its own tasks (POLICY_SATURATED_PERMYRIAD): it uses most of
+ * the CPUs its tasks last ran on, and they want more than those and half a CPU. Computed only
+ * for a group pressed at weight_max. */
+static bool saturated(const Ladder *l, size_t g) {
+        _cleanup_cpumask_ CpuMask *ran = cpumask_new(l->snap->n_cpus);
+        uint64_t n, demand = 0;
+
+        if (!ran)
+                return false; /* as before this check: no memory is no reason to stand */
+        for (size_t i = 0; i < l->snap->n_tasks; i++) {
+                const PolicyTask *k = &l->snap->tasks[i];
+
+                if (task_in(l, k) && k->cgroup == g && cpu_known(l, k)) {
+                        (void) cpumask_set(ran, (unsigned) k->cpu);
+                        demand += k->demand_permyriad;
+                }
+        }
+        n = cpumask_count(ran);
+        return n > 0 && group(l, g)->util_permyriad >= n * POLICY_SATURATED_PERMYRIAD &&
+               demand > n * ONE_CPU + ONE_CPU / 2;
+}
+
 /* Protected group g's mode; *busy: the most it used while above its mark, carried on. */
 static LadderMode protected_mode(const Ladder *l, size_t g, uint32_t *busy) {
         const PolicyCgroup *cg = group(l, g);
@@ -277,7 +299,7 @@ static LadderMode protected_mode(const Ladder *l, size_t g, uint32_t *busy) {
                 return LADDER_THROTTLED;
         if (level == POLICY_LEVEL_ABOVE &&
             (cg->weight >= l->p->weight_max || l->p->weights_ignored))
-                return LADDER_UP;
+                return saturated(l, g) ? LADDER_NONE : LADDER_UP;
         /* Below its mark while still busy is most likely the steps working: taking them back
          * would bring the pressure back and the next hold would take them again, a lever
          * flapping every two holds. They go back once P has gone quiet: next to nothing, or a

@@ -82,10 +82,10 @@
  *
  * The ladder (past the weight). A protected group P escalates while, for escalate_hold, it is
  * above its mark (as for the weight: pressure, wait or latency) with its weight at weight_max,
- * and it is not throttled by a quota of its own or of a group above it in the snapshot
- * (throttled_permyriad above POLICY_THROTTLED_PERMYRIAD: its pressure is that limit, which no
- * other group's step can cure; its contenders get their steps back instead, as below, the reason
- * naming the limit). P's contenders
+ * it is not pressed by its own tasks (POLICY_SATURATED_PERMYRIAD), and it is not throttled by a
+ * quota of its own or of a group above it in the snapshot (throttled_permyriad above
+ * POLICY_THROTTLED_PERMYRIAD: its pressure is that limit, which no other group's step can cure; its
+ * contenders get their steps back instead, as below, the reason naming the limit). P's contenders
  * are the managed groups that are not protected, hold no protected group and are not inside one
  * (path prefixes), used CPU over the interval (at least POLICY_CONTENDER_PERMYRIAD; one that has
  * a step of ours, any) and have a task that last ran on a CPU
@@ -163,6 +163,13 @@
  * what presses a protected group, and a step on it would cure nothing (a protected job pressed
  * by its own tasks, make -j4 on one CPU beside an idle load, escalated on that idle load). */
 #define POLICY_CONTENDER_PERMYRIAD 500u
+/* A protected group using at least this share (85%) of the CPUs its tasks ran on, whose tasks
+ * want more than those CPUs and half a CPU (their demand: run and wait), is pressed by its own
+ * tasks: no step on another group gives it more (the batch group beside a job of more tasks
+ * than CPUs, held back for nothing), so it takes no step up. Weight 1000 against a neighbour's
+ * 100 leaves it 91% of a CPU they share. A group whose tasks fit its CPUs is pressed by whoever
+ * takes the rest, however little. */
+#define POLICY_SATURATED_PERMYRIAD 8500u
 /* Destinations whose loads differ by less than a quarter of a CPU count as equally loaded, and
  * the nearer is chosen: a node away a task's memory goes with it, a quarter CPU of someone's
  * housekeeping (an emulated guest's interrupts reached 0.22) is not worth that. */

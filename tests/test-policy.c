@@ -1723,12 +1723,12 @@ Test(policy, ladder_gives_back_when_the_protected_burst_is_over) {
         _cleanup_sim_ Sim *s = ladder_sim();
         PlanEscalation e;
 
-        s->cgroups[JOB].util_permyriad = 20000; /* pressed while it works on 2 CPUs */
+        sim_task(s, 11, 1, 5000)->cgroup = JOB;
+        s->cgroups[JOB].util_permyriad = 15000; /* pressed while it works on 2 CPUs */
         cr_assert_eq(ladder_next(s, 10, &e), 4);
         expect_step(&e, RING, JOB, POLICY_LEVER_IDLE, 0, 1);
         s->cgroups[JOB].pressure_permyriad = 200;
-        s->cgroups[JOB].util_permyriad =
-                5001; /* over a quarter of 2 CPUs: still the steps working */
+        s->cgroups[JOB].util_permyriad = 5001; /* over a quarter of 1.5 CPUs: the steps working */
         cr_expect_eq(ladder_next(s, 20, &e), 0, "a step back while a quarter busy");
         s->cgroups[JOB].util_permyriad = 1400; /* the periodic task alone */
         cr_assert_gt(POLICY_QUIET_PERMYRIAD, 0);
@@ -1739,7 +1739,7 @@ Test(policy, ladder_gives_back_when_the_protected_burst_is_over) {
         /* the next burst presses it again: up again, once its weight (stepped down meanwhile)
          * is back at weight_max */
         s->cgroups[JOB].pressure_permyriad = 3000;
-        s->cgroups[JOB].util_permyriad = 20000;
+        s->cgroups[JOB].util_permyriad = 15000;
         cr_assert_neq(ladder_next(s, 100, &e), 0);
         expect_step(&e, RING, JOB, POLICY_LEVER_IDLE, 0, 1);
         cr_expect_eq(s->cgroups[JOB].weight, 1000);
@@ -1791,6 +1791,26 @@ static void burst_then_press_again(Sim *s, uint64_t pause_usec) {
         s->cgroups[JOB].util_permyriad = 5000;
         s->cgroups[JOB].weight = 1000;
         s->cgroups[RING].util_permyriad = 15000;
+}
+
+/* A job using (nearly) all the CPUs its tasks ran on is pressed by its own tasks: no step on a
+ * neighbour gives it more, and none is taken; below that share it escalates. */
+Test(policy, ladder_takes_no_step_for_a_group_pressed_by_its_own_tasks) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        PlanEscalation e;
+
+        s->t.max_moves_per_tick = 0; /* its tasks stay on CPU 0 */
+        /* one task on its one CPU, 85% of it: the rest is the ring's doing */
+        s->cgroups[JOB].util_permyriad = POLICY_SATURATED_PERMYRIAD;
+        cr_assert_eq(ladder_next(s, 10, &e), 4);
+        expect_step(&e, RING, JOB, POLICY_LEVER_IDLE, 0, 1);
+        /* three tasks that want the CPU each (a job's two and a tick's fifth) on it */
+        sim_task(s, 11, 0, BUSY)->cgroup = JOB;
+        sim_task(s, 12, 0, 2000)->cgroup = JOB;
+        cr_expect_eq(ladder_next(s, 20, &e), 0, "its own tasks press it");
+        s->cgroups[JOB].util_permyriad = POLICY_SATURATED_PERMYRIAD - 1;
+        cr_assert_eq(ladder_next(s, 10, &e), 4, "under 85%: the ring takes the rest");
+        expect_step(&e, RING, JOB, POLICY_LEVER_QUOTA, 0, 7500);
 }
 
 /* A job that works in bursts: pressed again soon, it gets back at once, a step a tick, the
