@@ -80,6 +80,12 @@ node_imbalance_hold = 500ms
 protected_cgroups = cgbalance.slice/wts-rs-prot
 pressure_hold = 1s
 weight_step = 100
+
+# Masks and weights only: the ladder's steps and their restore are 23-ladder's. Left on, a slow
+# guest's SIGKILL came 3 s after weight_max and cpu.idle on the noisy group (its cpu.weight then
+# reads 0) was counted a weight the record lacked.
+[escalation]
+escalate = no
 EOF
 }
 # The daemon's own count of what SIGTERM put back, from its log ($1).
