@@ -221,9 +221,11 @@ static int ladder_contention(Ladder *l) {
 
                 uint32_t util = group(l, k->cgroup)->util_permyriad;
 
-                /* A group of ours keeps contending while it runs at all: starved by its step, it
-                 * is the step working, not a reason to give it back. */
-                if (!task_in(l, k) || !l->eligible[k->cgroup] || util == 0 ||
+                /* A group of ours keeps contending at any use, none included: starved by its
+                 * step, it is the step working, not a reason to give it back (burst-rings: the
+                 * batch group at cpu.idle used nothing beside the pressed job, was released as
+                 * no contender a hold later, and held back again at once, every burst). */
+                if (!task_in(l, k) || !l->eligible[k->cgroup] ||
                     (util < POLICY_CONTENDER_PERMYRIAD && !has_ours(l, k->cgroup)))
                         continue;
                 for (size_t j = 0; j < np; j++) {

@@ -1813,6 +1813,20 @@ Test(policy, ladder_takes_no_step_for_a_group_pressed_by_its_own_tasks) {
         expect_step(&e, RING, JOB, POLICY_LEVER_QUOTA, 0, 7500);
 }
 
+/* A contender starved by its step (cpu.idle beside the pressed job: it ran not at all) still
+ * contends: its step is working, and is not released as if it contended with nobody. */
+Test(policy, ladder_keeps_a_contender_its_step_starved) {
+        _cleanup_sim_ Sim *s = ladder_sim();
+        PlanEscalation e;
+
+        s->cgroups[RING].idle = s->cgroups[RING].idle_ours = true;
+        s->cgroups[RING].util_permyriad = 0;
+        sim_find(s, 20)->demand_permyriad = 0, sim_find(s, 21)->demand_permyriad = 0;
+        cr_assert_eq(ladder_next(s, 10, &e), 4);
+        expect_step(&e, RING, JOB, POLICY_LEVER_QUOTA, 0, 1000);
+        cr_expect(plan_escalation_is_up(&e), "not given back");
+}
+
 /* A job that works in bursts: pressed again soon, it gets back at once, a step a tick, the
  * steps its last burst ended with, the next only after the hold. */
 Test(policy, ladder_pressed_again_soon_takes_back_what_it_gave_back_at_once) {
