@@ -879,15 +879,10 @@ static int partition_give_back(Actuator *a, const PolicySnapshot *snap, size_t g
         for (size_t i = 0; i < snap->n_tasks; i++) {
                 const PolicyTask *k = &snap->tasks[i];
                 const RecordTask *c = k->cgroup == g ? record_find_task(a->record, k->pid) : NULL;
-                RecordTask copy;
 
                 if (!c || c->starttime_ticks != k->starttime_ticks)
                         continue;
-                r = record_task_copy(c, &copy);
-                if (r < 0)
-                        return r;
-                r = restore_task(a, &copy, online);
-                record_task_done(&copy);
+                r = restore_task(a, c, online); /* reads c, changes no record */
                 if (r < 0)
                         return r;
                 n += r;

@@ -28,13 +28,9 @@ typedef struct Ladder {
         bool *eligible; /* by group: may be a contender (not protected, not holding or in one) */
         bool *contends; /* [g * n_prot + j]: group g contends with protected group prot[j] */
         bool *stepped; /* by group: has its step in this plan */
-        CpuMask **cpus; /* by protected group j: the CPUs its tasks last ran on */
 } Ladder;
 
 static void ladder_done(Ladder *l) {
-        for (size_t j = 0; l->cpus && j < l->n_prot; j++)
-                cpumask_free(l->cpus[j]);
-        free(l->cpus);
         free(l->prot);
         free(l->eligible);
         free(l->contends);
@@ -193,14 +189,13 @@ static bool cpu_known(const Ladder *l, const PolicyTask *k) {
 /* contends[]: the CPUs each protected group's tasks last ran on, then who ran or may run there. */
 static int ladder_contention(Ladder *l) {
         size_t n = l->snap->n_cgroups, np = l->n_prot;
+        _cleanup_free_ CpuMask **cpus = calloc(np ? np : 1, sizeof *cpus);
         _cleanup_free_ size_t *index = malloc((n ? n : 1) * sizeof *index);
-        CpuMask **cpus;
+        int r = -ENOMEM;
 
-        l->cpus = calloc(np ? np : 1, sizeof *l->cpus);
         l->contends = calloc(n * np > 0 ? n * np : 1, sizeof *l->contends);
-        if (!l->cpus || !index || !l->contends)
+        if (!cpus || !index || !l->contends)
                 return -ENOMEM;
-        cpus = l->cpus;
         ladder_eligible(l);
         for (size_t g = 0; g < n; g++)
                 index[g] = SIZE_MAX;
@@ -208,7 +203,7 @@ static int ladder_contention(Ladder *l) {
                 index[l->prot[j]] = j;
                 cpus[j] = cpumask_new(l->snap->n_cpus);
                 if (!cpus[j])
-                        return -ENOMEM;
+                        goto out;
         }
         for (size_t i = 0; i < l->snap->n_tasks; i++) {
                 const PolicyTask *k = &l->snap->tasks[i];
@@ -241,7 +236,11 @@ static int ladder_contention(Ladder *l) {
                                                              group(l, k->cgroup)->partition));
                 }
         }
-        return 0;
+        r = 0;
+out:
+        for (size_t j = 0; j < np; j++)
+                cpumask_free(cpus[j]);
+        return r;
 }
 
 static bool contends(const Ladder *l, size_t g, size_t j) {

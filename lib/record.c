@@ -534,6 +534,21 @@ static int parse_task_line(Span line, unsigned capacity, Record *rec, size_t *ca
         return 0;
 }
 
+/* Room for one more group entry while parsing (*cap entries allocated). -ENOMEM. */
+static int cgroups_room(Record *rec, size_t *cap) {
+        size_t n = *cap ? *cap * 2 : 16;
+        RecordCgroup *c;
+
+        if (rec->n_cgroups < *cap)
+                return 0;
+        c = reallocarray(rec->cgroups, n, sizeof *c);
+        if (!c)
+                return -ENOMEM;
+        rec->cgroups = c;
+        *cap = n;
+        return 0;
+}
+
 /* A line of one group attribute, appended as an entry of its own: record_merge_cgroups() puts
  * a group's attributes together once all are read. */
 static int parse_cgroup_line(Span line, RecordCgroupAttr attr, Record *rec, size_t *cap) {
@@ -556,16 +571,9 @@ static int parse_cgroup_line(Span line, RecordCgroupAttr attr, Record *rec, size
                 free(path);
                 return -EBADMSG;
         }
-        if (rec->n_cgroups == *cap) {
-                size_t n = *cap ? *cap * 2 : 16;
-                RecordCgroup *c = reallocarray(rec->cgroups, n, sizeof *c);
-
-                if (!c) {
-                        free(path);
-                        return -ENOMEM;
-                }
-                rec->cgroups = c;
-                *cap = n;
+        if (cgroups_room(rec, cap) < 0) {
+                free(path);
+                return -ENOMEM;
         }
         rec->cgroups[rec->n_cgroups] = (RecordCgroup){ .path = path };
         rec->cgroups[rec->n_cgroups++].values[attr] = (RecordValue){ true, orig, set };
@@ -590,15 +598,8 @@ static int parse_partition_line(Span line, unsigned capacity, Record *rec, size_
                 return -ENOMEM;
         if (!*path || !cgroup_path_is_valid(path))
                 return -EBADMSG;
-        if (rec->n_cgroups == *cap) {
-                size_t n = *cap ? *cap * 2 : 16;
-                RecordCgroup *c = reallocarray(rec->cgroups, n, sizeof *c);
-
-                if (!c)
-                        return -ENOMEM;
-                rec->cgroups = c;
-                *cap = n;
-        }
+        if (cgroups_room(rec, cap) < 0)
+                return -ENOMEM;
         rec->cgroups[rec->n_cgroups++] =
                 (RecordCgroup){ .path = TAKE_PTR(path), .partition = TAKE_PTR(cpus) };
         return 0;
