@@ -597,7 +597,10 @@ Test(contest, quick_with_every_load_prints_the_seed_tables_and_leaves_nothing, .
                 cr_expect_str_eq(t[i].name, chosen[i]->name, "table %zu", i);
                 cr_expect_str_eq(t[i].label, "pri_bon00");
                 cr_expect_eq(t[i].runs, 1);
-                cr_expect_gt(t[i].time, 0.5, "%s: Time %.1f", t[i].name, t[i].time);
+                /* The two-file tree compiles in 0.5-0.6 s here and faster elsewhere: a floor on
+                 * the time is the machine's, not loadgen's. A time the table shows at all, and
+                 * the JSON's microseconds below, are loadgen's. */
+                cr_expect_gt(t[i].time, 0, "%s: Time %.1f", t[i].name, t[i].time);
                 cr_expect_gt(t[i].cpu, 0, "%s: CPU%% %.0f", t[i].name, t[i].cpu);
                 if (idle)
                         cr_expect_eq(t[i].loads, 0, "%s: Loads %.0f", t[i].name, t[i].loads);
