@@ -142,33 +142,12 @@ static int threads_common_mask(const Actuator *a, pid_t pid, CpuMask **ret) {
         return 0;
 }
 
-/* The resident set of pid in bytes, from proc_fd/PID/statm (pages). */
-static int task_rss_bytes(const Actuator *a, pid_t pid, uint64_t *ret) {
-        char path[32], buf[256];
-        _cleanup_close_ int fd = -EBADF;
-        unsigned long long size, resident;
-        long page = sysconf(_SC_PAGESIZE);
-        ssize_t n;
-
-        (void) snprintf(path, sizeof path, "%d/statm", (int) pid);
-        fd = openat(a->proc_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return errno == ENOENT ? -ESRCH : negative_errno();
-        n = read(fd, buf, sizeof buf - 1);
-        if (n < 0)
-                return negative_errno();
-        buf[n] = '\0';
-        if (sscanf(buf, "%llu %llu", &size, &resident) != 2 || page <= 0)
-                return -EBADMSG;
-        *ret = resident > UINT64_MAX / (uint64_t) page ? UINT64_MAX : resident * (uint64_t) page;
-        return 0;
-}
-
-/* Moves pid's pages from node from to node to, if its RSS is at most max_mb. 0 when done or
- * when the task is too big to move (said at debug level). */
-static int migrate_memory(const Actuator *a, pid_t pid, int from, int to, uint64_t max_mb) {
+/* Moves pid's pages from node from to node to, if its RSS fits what is left of this tick's
+ * budget (*budget_kib, which it then takes). 0 when done or when the task does not fit (said at
+ * debug level). */
+static int migrate_memory(const Actuator *a, pid_t pid, int from, int to, uint64_t *budget_kib) {
         struct bitmask *fm = NULL, *tm = NULL;
-        uint64_t rss;
+        uint64_t rss_kib;
         int r, nodes;
 
         if (!a->numa)
@@ -176,14 +155,16 @@ static int migrate_memory(const Actuator *a, pid_t pid, int from, int to, uint64
         nodes = numa_num_possible_nodes();
         if (from < 0 || to < 0 || from >= nodes || to >= nodes)
                 return -EINVAL;
-        r = task_rss_bytes(a, pid, &rss);
+        r = proc_task_rss_read_at(a->proc_fd, pid, &rss_kib);
         if (r < 0)
                 return r;
-        if (max_mb < UINT64_MAX / (1024 * 1024) && rss > max_mb * 1024 * 1024) {
-                log_debug("pid %d: RSS %" PRIu64 " MiB above %" PRIu64 " MiB, memory stays",
-                          (int) pid, rss / (1024 * 1024), max_mb);
+        if (rss_kib > *budget_kib) {
+                log_debug("pid %d: RSS %" PRIu64 " MiB above the %" PRIu64
+                          " MiB left of this tick's migrate_memory_max_mb, memory stays",
+                          (int) pid, rss_kib / 1024, *budget_kib / 1024);
                 return 0;
         }
+        *budget_kib -= rss_kib;
         fm = numa_allocate_nodemask();
         tm = numa_allocate_nodemask();
         if (!fm || !tm)
@@ -605,7 +586,7 @@ static void log_weight(const PlanWeight *w, const char *path) {
 
 /* Carries out a prepared move. Sets *dirty when the record must be written again. */
 static int execute_move(Actuator *a, const Record *old, const PlanMove *m, const PendingMove *p,
-                        uint64_t migrate_max_mb, bool *dirty) {
+                        uint64_t *migrate_budget_kib, bool *dirty) {
         _cleanup_cpumask_ CpuMask *now = NULL;
         _cleanup_free_ char *text = NULL;
         const RecordTask *c;
@@ -645,8 +626,8 @@ static int execute_move(Actuator *a, const Record *old, const PlanMove *m, const
                                                     .to_node = m->to_node,
                                                     .reason = m->reason },
                             a->observer_data);
-        if (migrate_max_mb > 0 && m->to_node != m->from_node) {
-                r = migrate_memory(a, m->pid, m->from_node, m->to_node, migrate_max_mb);
+        if (*migrate_budget_kib > 0 && m->to_node != m->from_node) {
+                r = migrate_memory(a, m->pid, m->from_node, m->to_node, migrate_budget_kib);
                 if (r == -EPERM && !a->warned_migrate_eperm) {
                         /* The kernel asks for ptrace access to another user's task as well as
                          * CAP_SYS_NICE: say so once, not at every move. */
@@ -994,6 +975,9 @@ int actuator_apply(Actuator *a, const Plan *plan, const PolicySnapshot *snap, bo
         _cleanup_record_ Record *next = NULL, *old = NULL;
         PendingMove *pm = NULL;
         _cleanup_free_ bool *pw = NULL, *pe = NULL;
+        uint64_t budget_kib = migrate_memory_max_mb < UINT64_MAX / 1024
+                                      ? migrate_memory_max_mb * 1024
+                                      : UINT64_MAX;
         bool dirty = false;
         int r;
 
@@ -1025,8 +1009,7 @@ int actuator_apply(Actuator *a, const Plan *plan, const PolicySnapshot *snap, bo
         a->record = TAKE_PTR(next);
         for (size_t i = 0; r >= 0 && i < plan->n_moves; i++)
                 if (pm[i].ready)
-                        r = execute_move(a, old, &plan->moves[i], &pm[i], migrate_memory_max_mb,
-                                         &dirty);
+                        r = execute_move(a, old, &plan->moves[i], &pm[i], &budget_kib, &dirty);
         for (size_t i = 0; r >= 0 && i < plan->n_weights; i++)
                 if (pw[i])
                         r = execute_weight(a, old, &plan->weights[i],

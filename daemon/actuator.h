@@ -66,7 +66,8 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Actuator *, actuator_free);
 /*
  * Carries out the plan against the tasks and groups of snap (the snapshot it was made from).
  * dry_run: logs each action at info and changes nothing. migrate_memory_max_mb: 0 never moves
- * memory, else moves a task's pages to its new node when its RSS is at most that. Per-action
+ * memory, else the most memory this plan moves to the moved tasks' new nodes, all together: a
+ * task whose RSS is more than what is left keeps its pages where they are. Per-action
  * failures are counted, not returned; returns <0 only when the record cannot be written (then
  * nothing further is changed).
  */

@@ -424,7 +424,7 @@ static void action_to_event(const ActuatorEvent *a, Event *ret) {
  * observers. */
 static void on_action(const ActuatorEvent *a, void *userdata) {
         Manager *m = userdata;
-        char subject[96], text[256];
+        char subject[96], text[512];
         _cleanup_free_ Event *e = malloc(sizeof *e); /* 5 KiB */
 
         if (!e) {
@@ -967,6 +967,16 @@ static void explain_placement(const Manager *m, const PolicyTask *t, FILE *f) {
                 fprintf(f, "node %d: load %" PRIu64 ".%02" PRIu64 " CPUs on %u usable CPUs\n", node,
                         m->node_loads[idx] / 10000, m->node_loads[idx] % 10000 / 100,
                         topology_node_capacity(m->topo, (unsigned) node));
+        if (t->mem_exact)
+                fprintf(f,
+                        "memory: %" PRIu64 " MiB on node %d (numa_maps): what a move leaves "
+                        "behind\n",
+                        (t->mem_kib + 1023) / 1024, node);
+        else if (t->mem_kib > 0)
+                fprintf(f,
+                        "memory: %" PRIu64 " MiB resident (statm): at most what a move leaves "
+                        "behind\n",
+                        (t->mem_kib + 1023) / 1024);
         if (t->allowed)
                 (void) cpumask_format(t->allowed, &mask);
         fprintf(f, "allowed CPUs %s: %s\n", mask ? mask : "?",

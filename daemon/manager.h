@@ -97,7 +97,7 @@ typedef enum ManagerState {
 typedef struct ManagerAction {
         uint64_t realtime_usec;
         char subject[96]; /* "pid 123 (comm)" or a cgroup path */
-        char text[256]; /* what and why */
+        char text[512]; /* what and why */
 } ManagerAction;
 
 ManagerState manager_get_state(const Manager *m);

@@ -41,6 +41,12 @@ typedef struct TaskState {
         ThreadState *threads; /* sorted by tid */
         size_t n_threads, cap_threads;
         CpuMask *allowed; /* its affinity at the last sample */
+        /* its memory, for what a move would leave behind (task_memory()) */
+        uint64_t rss_kib; /* statm's resident set, read at sample rss_gen (0: never) */
+        unsigned rss_gen;
+        uint64_t node_kib; /* numa_maps: its KiB on node maps_node, read at maps_gen (0: never) */
+        int maps_node;
+        unsigned maps_gen;
 } TaskState;
 
 /* What one thread added over the interval. */
@@ -107,7 +113,20 @@ struct Sampler {
         PolicySnapshot snap;
         SamplerSystem sys;
         bool said_no_psi;
+        unsigned maps_left; /* numa_maps reads left in this sample */
+        bool maps_denied; /* numa_maps of others is not ours to read (no CAP_SYS_PTRACE) */
 };
+
+/* A task's resident set is read again after this many samples (2 s at the default 200 ms). */
+#define RSS_REFRESH_SAMPLES 10u
+/* numa_maps (a walk of the task's mappings, 100 bytes a mapping) is read for tasks with at least
+ * this resident: below, the resident set is a close enough bound of what a move leaves behind */
+#define MAPS_MIN_KIB (16u * 1024u)
+/* ... at most this many a sample, each again after MAPS_REFRESH_SAMPLES or once the task runs on
+ * another node than the one read, and never more than MAPS_MAX_BYTES of text */
+#define MAPS_PER_SAMPLE 4u
+#define MAPS_REFRESH_SAMPLES 50u
+#define MAPS_MAX_BYTES (8u * 1024u * 1024u)
 
 /* What one sample needs to turn counters into loads. */
 typedef struct Tick {
@@ -814,6 +833,52 @@ static void task_fill(const Sampler *s, const Tick *k, const TaskState *e, const
         pt->foreign = !pt->ours && task_is_narrowed(s, e->pid, e->allowed);
 }
 
+/*
+ * The memory a move of the task would leave behind, on nodes of a machine with more than one and
+ * for tasks heavy enough to be moved: its pages on the node it runs on (numa_maps, within this
+ * sample's budget) or, until read or when not readable, its resident set (statm).
+ */
+static void task_memory(Sampler *s, const Tick *k, TaskState *e, PolicyTask *pt) {
+        int node;
+        uint64_t kib;
+        int r;
+
+        if (topology_n_nodes(s->topo) < 2 || pt->cpu < 0 ||
+            pt->demand_permyriad < (uint64_t) k->t->min_task_load_pct * 100 ||
+            pt->demand_permyriad == 0)
+                return;
+        node = topology_cpu_node(s->topo, (unsigned) pt->cpu);
+        if (node < 0)
+                return;
+        if (e->rss_gen == 0 || s->gen - e->rss_gen >= RSS_REFRESH_SAMPLES) {
+                r = proc_task_rss_read_at(s->proc_fd, e->pid, &kib);
+                if (r >= 0) {
+                        e->rss_kib = kib;
+                        e->rss_gen = s->gen;
+                }
+        }
+        if (e->rss_kib >= MAPS_MIN_KIB && !s->maps_denied && s->maps_left > 0 &&
+            (e->maps_gen == 0 || e->maps_node != node ||
+             s->gen - e->maps_gen >= MAPS_REFRESH_SAMPLES)) {
+                s->maps_left--;
+                r = proc_task_numa_maps_read_at(s->proc_fd, e->pid, (unsigned) node, MAPS_MAX_BYTES,
+                                                &kib);
+                if (r >= 0) {
+                        e->node_kib = kib;
+                        e->maps_node = node;
+                        e->maps_gen = s->gen;
+                } else if (r == -EACCES || r == -EPERM) {
+                        s->maps_denied = true;
+                        log_debug_errno(r,
+                                        "Cannot read numa_maps of pid %d (CAP_SYS_PTRACE): %m; "
+                                        "a task's resident set stands for its memory on its node",
+                                        (int) e->pid);
+                }
+        }
+        pt->mem_exact = e->maps_gen != 0 && e->maps_node == node;
+        pt->mem_kib = pt->mem_exact ? e->node_kib : e->rss_kib;
+}
+
 /* Finds or makes the state of pid; a recycled pid (another start time) starts from scratch. */
 static TaskState *task_state(Sampler *s, TaskState *e, pid_t pid, const TaskStat *main) {
         if (!e)
@@ -821,6 +886,7 @@ static TaskState *task_state(Sampler *s, TaskState *e, pid_t pid, const TaskStat
         else if (e->starttime_ticks != main->starttime_ticks) {
                 task_clear_threads(s, e);
                 e->primed = false;
+                e->rss_gen = e->maps_gen = 0;
         }
         if (e) {
                 e->starttime_ticks = main->starttime_ticks;
@@ -867,7 +933,8 @@ static int sample_task(Sampler *s, const Tick *k, pid_t pid, size_t group) {
         r = tasks_reserve(s, s->snap.n_tasks + 1);
         if (r < 0)
                 return r;
-        task_fill(s, k, e, &main, &sum, group, &s->tasks[s->snap.n_tasks++]);
+        task_fill(s, k, e, &main, &sum, group, &s->tasks[s->snap.n_tasks]);
+        task_memory(s, k, e, &s->tasks[s->snap.n_tasks++]);
         if (sum.counted && sum.all_runwait) {
                 s->groups[group].wait_ns += sum.wait_ns;
                 s->groups[group].timeslices += sum.timeslices;
@@ -1191,6 +1258,7 @@ int sampler_sample(Sampler *s, const Tunables *t, const Record *record, uint64_t
         s->snap = (PolicySnapshot){ .interval_usec = k.deltas ? k.interval_usec : 0 };
         partitions_clear(s);
         s->sys = (SamplerSystem){ .procs_running = stat->procs_running };
+        s->maps_left = MAPS_PER_SAMPLE;
         sample_cpus(s, stat, k.deltas);
         sample_psi(s);
         r = sample_groups(s, &k);

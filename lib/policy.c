@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,9 @@ struct PolicyState {
         unsigned n_nodes;
         uint64_t ticks;
         uint64_t *pair_since; /* [b * n_nodes + t]: since when b -> t is imbalanced, or NEVER */
+        /* by node index: the load the last plan that moved a task across nodes left it with, and
+         * that plan's now (NEVER: no such plan, or its snapshot is past) */
+        uint64_t *expect_load, *expect_at;
         GroupState *groups; /* sorted by path */
         size_t n_groups;
 };
@@ -48,12 +52,15 @@ typedef struct Cand {
         pid_t pid;
         uint32_t idx; /* in the snapshot's tasks */
         bool keeps_affinity; /* task_keeps_affinity() */
+        uint64_t mem_kib; /* PolicyTask.mem_kib: what a move leaves behind */
 } Cand;
 
 typedef struct Node {
         int id;
         unsigned cap; /* usable CPUs */
         uint64_t load;
+        bool expected; /* load is what the last plan left it with, not the measurement */
+        bool touched; /* a move of this plan leaves or reaches it */
         unsigned min_imbalance; /* node_min_imbalance, with this node's capacity as CPUs/node */
         unsigned nearest; /* nearest remote distance */
         CpuMask *usable;
@@ -228,8 +235,8 @@ static void groups_free(GroupState *g, size_t n) {
         free(g);
 }
 
-static uint64_t *pairs_new(unsigned n_nodes) {
-        size_t n = (size_t) n_nodes * n_nodes;
+/* n entries of NEVER. */
+static uint64_t *nevers_new(size_t n) {
         uint64_t *p = malloc((n ? n : 1) * sizeof *p);
 
         if (p)
@@ -238,14 +245,30 @@ static uint64_t *pairs_new(unsigned n_nodes) {
         return p;
 }
 
+/* The node arrays of n_nodes: every pair and every node without a hold or an expected load. */
+static int node_arrays_new(unsigned n_nodes, uint64_t **ret_pairs, uint64_t **ret_load,
+                           uint64_t **ret_at) {
+        _cleanup_free_ uint64_t *pairs = nevers_new((size_t) n_nodes * n_nodes),
+                                *at = nevers_new(n_nodes);
+        uint64_t *load = calloc(n_nodes ? n_nodes : 1, sizeof *load);
+
+        if (!pairs || !at || !load) {
+                free(load);
+                return -ENOMEM;
+        }
+        *ret_pairs = TAKE_PTR(pairs);
+        *ret_load = load;
+        *ret_at = TAKE_PTR(at);
+        return 0;
+}
+
 PolicyState *policy_state_new(const Topology *topo) {
         PolicyState *s = calloc(1, sizeof *s);
 
         if (!s)
                 return NULL;
         s->n_nodes = topo ? topology_n_nodes(topo) : 0;
-        s->pair_since = pairs_new(s->n_nodes);
-        if (!s->pair_since) {
+        if (node_arrays_new(s->n_nodes, &s->pair_since, &s->expect_load, &s->expect_at) < 0) {
                 free(s);
                 return NULL;
         }
@@ -255,6 +278,8 @@ PolicyState *policy_state_new(const Topology *topo) {
 PolicyState *policy_state_free(PolicyState *s) {
         if (s) {
                 free(s->pair_since);
+                free(s->expect_load);
+                free(s->expect_at);
                 groups_free(s->groups, s->n_groups);
                 free(s);
         }
@@ -263,15 +288,18 @@ PolicyState *policy_state_free(PolicyState *s) {
 
 /* A topology with another node count (hotplug, a rebuilt topology): the node holds restart. */
 static int state_fit(PolicyState *s, unsigned n_nodes) {
-        uint64_t *p;
+        uint64_t *p, *load, *at;
 
         if (s->n_nodes == n_nodes)
                 return 0;
-        p = pairs_new(n_nodes);
-        if (!p)
+        if (node_arrays_new(n_nodes, &p, &load, &at) < 0)
                 return -ENOMEM;
         free(s->pair_since);
+        free(s->expect_load);
+        free(s->expect_at);
         s->pair_since = p;
+        s->expect_load = load;
+        s->expect_at = at;
         s->n_nodes = n_nodes;
         return 0;
 }
@@ -743,20 +771,71 @@ static uint64_t pair_cross(const Ctx *c, unsigned b, unsigned t) {
         return x > y ? x - y : 0;
 }
 
+/* gap(B,T) > node_min_imbalance + half a task */
 static bool pair_gap_ok(const Ctx *c, unsigned b, unsigned t) {
         const Node *nb = &c->nodes[b], *nt = &c->nodes[t];
         uint64_t mincap = nb->cap < nt->cap ? nb->cap : nt->cap;
+        uint64_t min =
+                (uint64_t) pair_min_imbalance(c, b, t) * ONE_CPU + POLICY_GAP_SLACK_PERMYRIAD;
 
-        return pair_cross(c, b, t) * mincap >
-               (uint64_t) pair_min_imbalance(c, b, t) * ONE_CPU * nb->cap * nt->cap;
+        return pair_cross(c, b, t) * mincap > min * nb->cap * nt->cap;
+}
+
+static bool pair_usable(const Ctx *c, unsigned b, unsigned t) {
+        return b != t && c->nodes[b].cap > 0 && c->nodes[t].cap > 0;
+}
+
+/* The room rule: tasks wait on B, T has an idle CPU (and the ratio: node_imbalance_pct still
+ * resists as configured; the gap does not, a task must not wait while a CPU is free). */
+static bool pair_room(const Ctx *c, unsigned b, unsigned t) {
+        return pair_usable(c, b, t) && node_overloaded(&c->nodes[b]) &&
+               node_has_idle_cpu(&c->nodes[t]) && pair_ratio_ok(c, b, t);
+}
+
+/* The balance rule: the ratio past the pair's resistance, and a gap of more than the minimum. */
+static bool pair_balance(const Ctx *c, unsigned b, unsigned t) {
+        return pair_usable(c, b, t) && pair_ratio_ok(c, b, t) && pair_gap_ok(c, b, t);
 }
 
 static bool pair_imbalanced(const Ctx *c, unsigned b, unsigned t) {
-        const Node *nb = &c->nodes[b], *nt = &c->nodes[t];
+        return pair_room(c, b, t) || pair_balance(c, b, t);
+}
 
-        if (b == t || nb->cap == 0 || nt->cap == 0 || !pair_ratio_ok(c, b, t))
-                return false;
-        return pair_gap_ok(c, b, t) || (node_overloaded(nb) && node_has_idle_cpu(nt));
+static unsigned distance(const Ctx *c, unsigned b, unsigned t) {
+        return c->dist[(size_t) b * c->n_nodes + t];
+}
+
+/* No overshoot: the nodes a plan moved tasks across keep the loads it left them with until a
+ * snapshot's interval starts after it (its measurement still counts the task where it was); a
+ * snapshot past that (or a clock gone back) forgets them. */
+static void ctx_expected(Ctx *c, PolicyState *s) {
+        for (unsigned i = 0; i < c->n_nodes; i++) {
+                uint64_t at = s->expect_at[i];
+
+                if (at == NEVER)
+                        continue;
+                if (at > c->now || c->now - at > c->snap->interval_usec) {
+                        s->expect_at[i] = NEVER;
+                        continue;
+                }
+                c->nodes[i].load = s->expect_load[i];
+                c->nodes[i].expected = true;
+        }
+}
+
+/* After a plan: the nodes its moves touched remember their loads, and every pair one of them is
+ * in starts its hold again (a pair not imbalanced on the next tick forgets it anyway). */
+static void state_after_moves(const Ctx *c, PolicyState *s) {
+        for (unsigned i = 0; i < c->n_nodes; i++) {
+                if (!c->nodes[i].touched)
+                        continue;
+                s->expect_load[i] = c->nodes[i].load;
+                s->expect_at[i] = c->now;
+                for (unsigned j = 0; j < c->n_nodes; j++) {
+                        s->pair_since[(size_t) i * c->n_nodes + j] = c->now;
+                        s->pair_since[(size_t) j * c->n_nodes + i] = c->now;
+                }
+        }
 }
 
 /* Every tick: since when each ordered pair has been imbalanced, and which have been for long. */
@@ -910,7 +989,8 @@ static void classify_tasks(Ctx *c) {
                 c->cand_tmp[n] = (Cand){ .load = (uint32_t) task_load(k),
                                          .pid = k->pid,
                                          .idx = (uint32_t) i,
-                                         .keeps_affinity = task_keeps_affinity(k) };
+                                         .keeps_affinity = task_keeps_affinity(k),
+                                         .mem_kib = k->mem_kib };
                 c->cand_tmp_node[n++] = c->task_node[i];
                 c->nodes[c->task_node[i]].n_cands++;
         }
@@ -979,34 +1059,44 @@ static unsigned sort_sources(Ctx *c) {
         return n;
 }
 
-/*
- * Destination before other: lower load per CPU, then nearer to b, then lower load, then lower
- * index. Loads whose per-CPU difference, on the smaller node, is within the destination slack
- * count as equal: housekeeping noise on idle nodes must not send a task to the far one first.
- */
-static bool dest_before(const Ctx *c, unsigned b, unsigned t, unsigned other) {
-        const Node *x = &c->nodes[t], *y = &c->nodes[other];
-        uint64_t lx = x->load * y->cap, ly = y->load * x->cap;
-        uint64_t diff = lx > ly ? lx - ly : ly - lx, mincap = x->cap < y->cap ? x->cap : y->cap;
-        unsigned dx = c->dist[(size_t) b * c->n_nodes + t];
-        unsigned dy = c->dist[(size_t) b * c->n_nodes + other];
+typedef enum MoveKind {
+        MOVE_ROOM, /* tasks wait on the source, the destination has an idle CPU */
+        MOVE_BALANCE, /* the ratio and the gap, by distance tiers */
+} MoveKind;
 
-        if (diff * mincap > (uint64_t) POLICY_DEST_SLACK_PERMYRIAD * x->cap * y->cap)
-                return lx < ly;
+/* Destination before other, for source b: nearer, then lower load per CPU, then lower index. */
+static bool dest_before(const Ctx *c, unsigned b, unsigned t, unsigned other) {
+        unsigned dx = distance(c, b, t), dy = distance(c, b, other);
+        int d;
+
         if (dx != dy)
                 return dx < dy;
-        if (lx != ly)
-                return lx < ly;
-        return t < other;
+        d = cmp_per_cpu(c->nodes[t].load, c->nodes[t].cap, c->nodes[other].load,
+                        c->nodes[other].cap);
+        return d != 0 ? d < 0 : t < other;
 }
 
-static unsigned sort_dests(Ctx *c, unsigned b) {
-        unsigned n = 0;
+/* The distance from b to the nearest node with an idle CPU; UINT_MAX if none has one. */
+static unsigned room_distance(const Ctx *c, unsigned b) {
+        unsigned best = UINT_MAX;
+
+        for (unsigned t = 0; t < c->n_nodes; t++)
+                if (pair_usable(c, b, t) && node_has_idle_cpu(&c->nodes[t]) &&
+                    distance(c, b, t) < best)
+                        best = distance(c, b, t);
+        return best;
+}
+
+/* The held destinations of b for a kind of move, in c->dests, best first. */
+static unsigned sort_dests(Ctx *c, unsigned b, MoveKind kind) {
+        unsigned n = 0, limit = kind == MOVE_BALANCE ? room_distance(c, b) : UINT_MAX;
 
         for (unsigned t = 0; t < c->n_nodes; t++) {
                 unsigned j;
 
-                if (!c->held[(size_t) b * c->n_nodes + t] || !pair_imbalanced(c, b, t))
+                if (!c->held[(size_t) b * c->n_nodes + t] ||
+                    !(kind == MOVE_ROOM ? pair_room(c, b, t) : pair_balance(c, b, t)) ||
+                    distance(c, b, t) > limit)
                         continue;
                 for (j = n++; j > 0 && dest_before(c, b, t, c->dests[j - 1]); j--)
                         c->dests[j] = c->dests[j - 1];
@@ -1015,108 +1105,166 @@ static unsigned sort_dests(Ctx *c, unsigned b) {
         return n;
 }
 
-/*
- * The task of b whose move to t leaves their per-CPU loads closest, |D - d (cap(B) + cap(T))|
- * with D = load(B) cap(T) - load(T) cap(B), among those that make it strictly smaller
- * (0 < d (cap(B) + cap(T)) < 2D) and, when only the overload exception allows the pair, fit an
- * idle CPU of t. SIZE_MAX if none.
- */
-static size_t best_task(const Ctx *c, unsigned b, unsigned t, bool need_fit) {
+/* What best_task() found: the task, and the one of the closest balance it passed over for its
+ * memory (SIZE_MAX if none). */
+typedef struct Choice {
+        size_t idx, passed;
+} Choice;
+
+/* Whether candidate k of b may go to t for this kind of move; *ret_score: how far from even the
+ * two nodes' loads per CPU would be, |D - d (cap(B) + cap(T))| with D = load(B) cap(T) -
+ * load(T) cap(B), for a move that makes it strictly smaller (0 < d (cap(B) + cap(T)) < 2D). */
+static bool cand_ok(const Ctx *c, const Cand *k, unsigned b, unsigned t, MoveKind kind,
+                    uint64_t *ret_score) {
         const Node *nb = &c->nodes[b], *nt = &c->nodes[t];
-        uint64_t cross = pair_cross(c, b, t), caps = (uint64_t) nb->cap + nt->cap;
-        uint64_t best_score = UINT64_MAX;
-        size_t best = SIZE_MAX;
-        pid_t best_pid = 0;
+        uint64_t cross = pair_cross(c, b, t), moved = (uint64_t) k->load * (nb->cap + nt->cap);
+
+        if (moved >= 2 * cross || c->moved[k->idx])
+                return false;
+        if (kind == MOVE_ROOM && (nt->load + k->load > nt->cap * ONE_CPU + SLACK ||
+                                  k->load > 2 * (nb->load - nb->cap * ONE_CPU)))
+                return false;
+        if (k->keeps_affinity && !masks_intersect(c->snap->tasks[k->idx].allowed, nt->usable))
+                return false;
+        *ret_score = moved > cross ? moved - cross : cross - moved;
+        return true;
+}
+
+/* a before b as the task to move, of the same balance: less memory, closer, lower pid. */
+static bool cand_before(const Ctx *c, const Cand *a, uint64_t sa, const Cand *b, uint64_t sb) {
+        if (a->mem_kib != b->mem_kib)
+                return a->mem_kib < b->mem_kib;
+        if (sa != sb)
+                return sa < sb;
+        if (a->pid != b->pid)
+                return a->pid < b->pid;
+        return cmp_task_identity(c, a->idx, b->idx) < 0;
+}
+
+/*
+ * The task of b to move to t: of those whose move makes the balance closest, within
+ * POLICY_SAME_BALANCE_PERMYRIAD of a task's gap of it (the same balance), the one with the least
+ * memory on b.
+ * Two passes over b's candidates: the closest result, then the choice among its equals.
+ */
+static Choice best_task(const Ctx *c, unsigned b, unsigned t, MoveKind kind) {
+        const Node *nb = &c->nodes[b], *nt = &c->nodes[t];
+        uint64_t same, score, best_score = 0, top_score = 0;
+        const Cand *best = NULL, *top = NULL;
 
         for (size_t j = 0; j < nb->n_cands; j++) {
                 const Cand *k = &nb->cands[j];
-                uint64_t moved = (uint64_t) k->load * caps, score;
 
-                if (moved >= 2 * cross || c->moved[k->idx])
-                        continue;
-                if (need_fit && nt->load + k->load > nt->cap * ONE_CPU + SLACK)
-                        continue;
-                score = moved > cross ? moved - cross : cross - moved;
-                if (score > best_score)
-                        continue;
-                if (score == best_score &&
-                    (k->pid > best_pid ||
-                     (k->pid == best_pid && cmp_task_identity(c, k->idx, best) > 0)))
-                        continue;
-                if (k->keeps_affinity &&
-                    !masks_intersect(c->snap->tasks[k->idx].allowed, nt->usable))
-                        continue;
-                best = k->idx;
-                best_pid = k->pid;
-                best_score = score;
+                if (cand_ok(c, k, b, t, kind, &score) &&
+                    (!top || score < top_score || (score == top_score && k->pid < top->pid)))
+                        top = k, top_score = score;
         }
-        return best;
+        if (!top)
+                return (Choice){ .idx = SIZE_MAX, .passed = SIZE_MAX };
+        /* score / (cap(B) cap(T)) is the per-CPU difference left; times the smaller capacity,
+         * the gap in tasks: a quarter task of gap is max(cap(B), cap(T)) quarters of score. */
+        same = top_score +
+               (uint64_t) POLICY_SAME_BALANCE_PERMYRIAD * (nb->cap > nt->cap ? nb->cap : nt->cap);
+        for (size_t j = 0; j < nb->n_cands; j++) {
+                const Cand *k = &nb->cands[j];
+
+                if (!cand_ok(c, k, b, t, kind, &score) || score > same)
+                        continue;
+                if (!best || cand_before(c, k, score, best, best_score))
+                        best = k, best_score = score;
+        }
+        return (Choice){ .idx = best->idx,
+                         .passed = top->mem_kib > best->mem_kib ? top->idx : SIZE_MAX };
 }
 
-static void move_reason(const Ctx *c, const PlanMove *m, unsigned b, unsigned t, uint64_t d,
-                        const PolicyState *s, char *buf, size_t size) {
+/* ", 3 MiB on node 0" (numa_maps) or ", 3 MiB resident" (statm), for reasons; "" unknown */
+static const char *fmt_mem(char buf[static 64], const PolicyTask *k, int node) {
+        uint64_t mib = (k->mem_kib + 1023) / 1024;
+
+        if (k->mem_exact)
+                (void) snprintf(buf, 64, ", %" PRIu64 " MiB on node %d", mib, node);
+        else if (k->mem_kib > 0)
+                (void) snprintf(buf, 64, ", %" PRIu64 " MiB resident", mib);
+        else
+                buf[0] = '\0';
+        return buf;
+}
+
+static void node_text(const Ctx *c, unsigned i, char *buf, size_t size) {
+        const Node *n = &c->nodes[i];
+        char l[32], pc[32];
+
+        reason_printf(buf, size, "node %d load %s%s on %u CPUs (%s/CPU)", n->id,
+                      fmt_load(l, n->load), n->expected ? " (expected)" : "", n->cap,
+                      fmt_load(pc, n->load / n->cap));
+}
+
+static void move_reason(const Ctx *c, const PlanMove *m, unsigned b, unsigned t, MoveKind kind,
+                        Choice ch, const PolicyState *s, char *buf, size_t size) {
         const Node *nb = &c->nodes[b], *nt = &c->nodes[t];
+        const PolicyTask *k = &c->snap->tasks[ch.idx];
         uint64_t mincap = nb->cap < nt->cap ? nb->cap : nt->cap;
         uint64_t gap = pair_cross(c, b, t) * mincap / ((uint64_t) nb->cap * nt->cap);
         uint64_t since = s->pair_since[(size_t) b * c->n_nodes + t];
-        char lb[32], pb[32], lt[32], pt[32], g[32], h[32], dl[32], ratio[32], gapwhy[96];
+        char src[96], dst[96], why[128], g[32], h[32], w[32], dl[32], mem[64], other[96] = "";
 
-        if (nt->load == 0)
-                reason_printf(ratio, sizeof ratio, "inf");
+        node_text(c, b, src, sizeof src);
+        node_text(c, t, dst, sizeof dst);
+        if (kind == MOVE_ROOM)
+                reason_printf(why, sizeof why, "%s waiting; nearest idle CPU, distance %u",
+                              fmt_load(w, nb->load - nb->cap * ONE_CPU), distance(c, b, t));
         else
-                reason_printf(ratio, sizeof ratio, "%" PRIu64 "%%",
-                              100 * nb->load * nt->cap / (nt->load * nb->cap));
-        if (pair_gap_ok(c, b, t))
-                reason_printf(gapwhy, sizeof gapwhy, "gap %s > %u", fmt_load(g, gap),
-                              pair_min_imbalance(c, b, t));
-        else
-                reason_printf(gapwhy, sizeof gapwhy,
-                              "gap %s <= %u but node %d overloaded, node %d has a free CPU",
-                              fmt_load(g, gap), pair_min_imbalance(c, b, t), m->from_node,
-                              m->to_node);
-        reason_printf(buf, size,
-                      "node %d load %s on %u CPUs (%s/CPU) vs node %d %s on %u (%s/CPU): "
-                      "ratio %s > %u%%, %s, for %s; task %s",
-                      m->from_node, fmt_load(lb, nb->load), nb->cap,
-                      fmt_load(pb, nb->load / nb->cap), m->to_node, fmt_load(lt, nt->load), nt->cap,
-                      fmt_load(pt, nt->load / nt->cap), ratio, pair_pct(c, b, t), gapwhy,
-                      fmt_usec(h, c->now - since), fmt_load(dl, d));
+                reason_printf(why, sizeof why, "ratio > %u%%, gap %s > %u, distance %u",
+                              pair_pct(c, b, t), fmt_load(g, gap), pair_min_imbalance(c, b, t),
+                              distance(c, b, t));
+        if (ch.passed != SIZE_MAX) {
+                char pm[64];
+
+                reason_printf(other, sizeof other, "; not pid %d (%s)",
+                              (int) c->snap->tasks[ch.passed].pid,
+                              fmt_mem(pm, &c->snap->tasks[ch.passed], m->from_node) + 2);
+        }
+        reason_printf(buf, size, "%s vs %s: %s, for %s; task %s%s%s", src, dst, why,
+                      fmt_usec(h, c->now - since), fmt_load(dl, task_load(k)),
+                      fmt_mem(mem, k, m->from_node), other);
 }
 
 /* Moves one task from b to t if one qualifies: 1 if it did, 0 if none, -ENOMEM. */
-static int try_move(Ctx *c, const PolicyState *s, unsigned b, unsigned t) {
+static int try_move(Ctx *c, const PolicyState *s, unsigned b, unsigned t, MoveKind kind) {
         Node *nb = &c->nodes[b], *nt = &c->nodes[t];
-        bool need_fit = !pair_gap_ok(c, b, t);
-        size_t i;
+        Choice ch = best_task(c, b, t, kind);
         uint64_t d;
         PlanMove *m;
 
-        if (need_fit && !node_overloaded(nb))
+        if (ch.idx == SIZE_MAX)
                 return 0;
-        i = best_task(c, b, t, need_fit);
-        if (i == SIZE_MAX)
-                return 0;
-        d = task_load(&c->snap->tasks[i]);
-        m = add_move(c, i, b, t);
+        d = task_load(&c->snap->tasks[ch.idx]);
+        m = add_move(c, ch.idx, b, t);
         if (!m)
                 return -ENOMEM;
-        move_reason(c, m, b, t, d, s, m->reason, sizeof m->reason);
+        move_reason(c, m, b, t, kind, ch, s, m->reason, sizeof m->reason);
         nb->load = nb->load > d ? nb->load - d : 0;
         nt->load = sat_add(nt->load, d);
+        nb->touched = nt->touched = true;
         return 1;
 }
 
+/* Room first (nearest), then balance (by tiers), for each source busiest first; one move at a
+ * time, the loads recomputed after each. */
 static int plan_node_moves(Ctx *c, const PolicyState *s) {
+        static const MoveKind kinds[] = { MOVE_ROOM, MOVE_BALANCE };
+
         while (c->plan->n_moves < c->max_moves) {
                 unsigned n_src = sort_sources(c);
                 int r = 0;
 
-                for (unsigned i = 0; i < n_src && r == 0; i++) {
-                        unsigned b = c->order[i], n_dst = sort_dests(c, b);
+                for (unsigned i = 0; i < n_src && r == 0; i++)
+                        for (size_t k = 0; k < ELEMENTSOF(kinds) && r == 0; k++) {
+                                unsigned b = c->order[i], n_dst = sort_dests(c, b, kinds[k]);
 
-                        for (unsigned j = 0; j < n_dst && r == 0; j++)
-                                r = try_move(c, s, b, c->dests[j]);
-                }
+                                for (unsigned j = 0; j < n_dst && r == 0; j++)
+                                        r = try_move(c, s, b, c->dests[j], kinds[k]);
+                        }
                 if (r <= 0)
                         return r;
         }
@@ -1247,6 +1395,7 @@ int policy_plan(PolicyState *s, const PolicySnapshot *snap, const Topology *topo
         r = plan_new(&c);
         if (r < 0)
                 return r;
+        ctx_expected(&c, s);
         ctx_blocked(&c);
         r = plan_groups(&c, s, &groups);
         if (r < 0)
@@ -1266,6 +1415,7 @@ int policy_plan(PolicyState *s, const PolicySnapshot *snap, const Topology *topo
                 groups_free(groups, snap->n_cgroups);
                 return r;
         }
+        state_after_moves(&c, s);
         groups_free(s->groups, s->n_groups);
         s->groups = groups;
         s->n_groups = snap->n_cgroups;

@@ -28,25 +28,40 @@
  *
  * Across nodes (on ticks where tick % idle_node_multiplier == 0 while some node has an idle CPU,
  * tick % busy_node_multiplier == 0 otherwise; the first policy_plan() is tick 0; never with one
- * node): for a source node B and a node T, a move is allowed when, for node_imbalance_hold,
- *     100 * load(B)/cap(B) > pct(B,T) * load(T)/cap(T)
- *         where pct(B,T) = 100 + (node_imbalance_pct - 100) * distance(B,T) / nearest remote
- *         distance from B, so farther nodes need a larger imbalance, and
- *     gap(B,T) > node_min_imbalance tasks, where gap = (load(B)/cap(B) - load(T)/cap(T)) *
- *         min(cap(B), cap(T)): the per-CPU difference as the smaller node sees it (the plain
- *         load difference when both have the same capacity; a big node's surplus is not what a
- *         small node can take); "auto" takes min(cap(B), cap(T)) as the CPUs per node,
- *     unless B is overloaded and T has an idle CPU: resistance must not keep a task waiting for
- *         a CPU while another node has one free. For the task moved, "T has an idle CPU" means
- *         load(T) + load(task) <= cap(T) * 10000 + slack.
- * The hold is kept per ordered pair (B, T): since when that pair has met these conditions
- * without a break, updated on every tick, balancing or not. Sources are tried busiest first (a
- * busiest node whose load cannot move does not block the next one); destinations, of the pairs
- * held, lowest load per CPU first (loads within POLICY_DEST_SLACK_PERMYRIAD, on the smaller
- * node, count as equal: housekeeping noise does not outweigh distance), then nearest, then lowest
- * load, then lowest id. The task moved is the one whose move leaves B's and T's loads per CPU
- * closest, of those whose move makes that difference strictly smaller (so a move never swaps which
- * node is busier by as much or more: no ping-pong), not moved within migrate_cooldown, with a load
+ * node), two kinds of move, for a source node B and a node T:
+ *   room     B is overloaded (tasks wait), T has an idle CPU, and the ratio below holds (the
+ *            gap need not: a task must not wait while a CPU is free). The task moved must fit there
+ *            (load(T) + load(task) <= cap(T) * 10000 + slack) and be worth its move: its load at
+ *            most twice what B has waiting (load(B) - cap(B) * 10000), so a node just over its
+ *            CPUs (housekeeping's wait) does not send a whole task, and its memory, away for a
+ *            fraction of one.
+ *   balance  100 * load(B)/cap(B) > pct(B,T) * load(T)/cap(T)
+ *                where pct(B,T) = 100 + (node_imbalance_pct - 100) * distance(B,T) / nearest
+ *                remote distance from B, so farther nodes need a larger imbalance (the
+ *                resistance that grows with distance), and
+ *            gap(B,T) > node_min_imbalance tasks + half a task (the gap rounded to whole tasks:
+ *                housekeeping's tenths do not make one), where gap = (load(B)/cap(B) -
+ *                load(T)/cap(T)) * min(cap(B), cap(T)): the per-CPU difference as the smaller
+ *                node sees it (the plain load difference when both have the same capacity; a big
+ *                node's surplus is not what a small node can take); "auto" takes min(cap(B),
+ *                cap(T)) as the CPUs per node.
+ * A pair moves only once it has met one of the two for node_imbalance_hold (kept per ordered pair,
+ * updated on every tick, balancing or not). Sources are tried busiest per CPU first (a busiest
+ * node whose load cannot move does not block the next one); for each, room first: of the nodes
+ * with room, the nearest (loads decide only between nodes at the same distance: lower load per
+ * CPU, then lower id); then balance, by distance tiers as the kernel's sched domains balance the
+ * nearest level first: the nearest node that qualifies, then lower load per CPU, then lower id,
+ * and never a node farther than the nearest one with an idle CPU. No overshoot: a move restarts
+ * the hold of every pair its source or destination is in, and until a snapshot's interval starts
+ * after a plan that moved a task across nodes (a full interval), the nodes that plan touched
+ * have the loads it left them with (the moved task's load taken off its source and added at its
+ * destination), not the measurement, which still counts the task where it was for part of the
+ * interval.
+ * The task moved: of those whose move makes the difference of B's and T's loads per CPU strictly
+ * smaller (so a move never swaps which node is busier by as much or more: no ping-pong), those
+ * whose gap left is within a quarter task of the closest make the same balance, and of them the
+ * one with the least memory on B goes (mem_kib: a move leaves it at distance(B,T) from its task),
+ * then the closest, then the lowest pid. Only tasks not moved within migrate_cooldown, with a load
  * (demand, not util: a task starved behind others is the one most worth moving) of at least
  * min_task_load, not foreign (unless override_foreign_affinity), and not in a protected group whose
  * weight can still rise (weight before placement: its pressure is above target and its weight below
@@ -125,7 +140,8 @@
  * most one step per plan; protected groups act in path order. A reload that disallows a lever
  * stops steps up on it; what it set is given back by the rules above.
  *
- * State: the tick count, per ordered node pair since when it has been imbalanced, per cgroup
+ * State: the tick count, per ordered node pair since when it has been imbalanced, per node the
+ * load the last plan that moved a task across nodes left it with (and when), per cgroup
  * path since when its pressure has been above, below or between the marks, and since when it
  * has been in its ladder mode (escalating, stepping back, releasing). Groups missing from a
  * snapshot are forgotten; a topology with another node count restarts the node holds.
@@ -170,10 +186,14 @@
  * 100 leaves it 91% of a CPU they share. A group whose tasks fit its CPUs is pressed by whoever
  * takes the rest, however little. */
 #define POLICY_SATURATED_PERMYRIAD 8500u
-/* Destinations whose loads differ by less than a quarter of a CPU count as equally loaded, and
- * the nearer is chosen: a node away a task's memory goes with it, a quarter CPU of someone's
- * housekeeping (an emulated guest's interrupts reached 0.22) is not worth that. */
-#define POLICY_DEST_SLACK_PERMYRIAD 2500u
+/* Moves whose results (the gap left) differ by a quarter of a task or less make the same balance,
+ * and the one
+ * that leaves less memory behind is chosen: a quarter CPU of someone's housekeeping (an emulated
+ * guest's interrupts reached 0.22) is not worth a task's memory at a distance. */
+#define POLICY_SAME_BALANCE_PERMYRIAD 2500u
+/* The gap of the balance rule is rounded to whole tasks: it must exceed node_min_imbalance by
+ * this (half a task). */
+#define POLICY_GAP_SLACK_PERMYRIAD 5000u
 
 /*
  * The levers past the weight, in the order the ladder takes them on a group that contends with a
@@ -255,6 +275,10 @@ typedef struct PolicyTask {
         bool ours; /* allowed is a mask the daemon set */
         bool foreign; /* someone else narrowed its affinity: not ours to move */
         uint64_t last_move_usec; /* when the daemon last moved it; 0: never */
+        /* Its resident memory on the node it last ran on, in KiB: what a move away leaves behind
+         * (exact when read from numa_maps, else its whole resident set); 0: none or unknown. */
+        uint64_t mem_kib;
+        bool mem_exact; /* mem_kib is from numa_maps, not the resident set */
 } PolicyTask;
 
 typedef struct PolicyCgroup {
@@ -294,7 +318,7 @@ typedef struct PlanMove {
         uint64_t starttime_ticks;
         int from_node, to_node; /* to_node == from_node: a mask repair inside the node */
         CpuMask *mask; /* the new affinity, owned by the plan */
-        char reason[192];
+        char reason[320];
 } PlanMove;
 
 typedef struct PlanWeight {

@@ -818,3 +818,125 @@ int proc_uptime_read_at(int proc_fd, uint64_t *ret_uptime_usec) {
                 return r;
         return proc_uptime_parse(buf, ret_uptime_usec);
 }
+
+/* ---- /proc/PID/statm and /proc/PID/numa_maps */
+
+int proc_statm_parse(const char *buf, uint64_t *ret_resident_pages) {
+        uint64_t size, resident;
+        const char *p = buf;
+
+        if (!buf || !ret_resident_pages)
+                return -EINVAL;
+        if (parse_u64(&p, &size) < 0 || *p++ != ' ' || parse_u64(&p, &resident) < 0 ||
+            (*p != ' ' && *p != '\n'))
+                return -EBADMSG;
+        *ret_resident_pages = resident;
+        return 0;
+}
+
+int proc_task_rss_read_at(int proc_fd, pid_t pid, uint64_t *ret_kib) {
+        _cleanup_close_ int fd = -EBADF;
+        uint64_t pages, page_kib = (uint64_t) sysconf(_SC_PAGESIZE) / 1024;
+        char buf[256];
+        int r;
+
+        fd = task_file_open_at(proc_fd, pid, 0, "statm");
+        if (fd < 0)
+                return task_errno(fd);
+        r = read_line_fd(fd, buf, sizeof buf);
+        if (r < 0)
+                return task_errno(r);
+        r = proc_statm_parse(buf, &pages);
+        if (r < 0)
+                return r;
+        *ret_kib = pages > UINT64_MAX / page_kib ? UINT64_MAX : pages * page_kib;
+        return 0;
+}
+
+static bool is_xdigit(char c) {
+        return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* One numa_maps line [p, eol): the KiB it has on node added to *total. */
+static int numa_maps_line(const char *p, const char *eol, unsigned node, uint64_t *total) {
+        static const char size_key[] = "kernelpagesize_kB=";
+        uint64_t pages = 0, page_kib = 0;
+        bool have_pages = false, have_size = false;
+
+        if (p == eol || !is_xdigit(*p))
+                return -EBADMSG;
+        while (p < eol && is_xdigit(*p))
+                p++;
+        if (p == eol || *p != ' ')
+                return -EBADMSG;
+        while (p < eol) {
+                const char *tok, *eq;
+
+                while (p < eol && *p == ' ')
+                        p++;
+                tok = p;
+                while (p < eol && *p != ' ')
+                        p++;
+                if (tok[0] == 'N' && p - tok > 1 && is_digit(tok[1])) {
+                        uint64_t n, v;
+
+                        eq = memchr(tok, '=', (size_t) (p - tok));
+                        if (!eq || parse_u64_span(tok + 1, (size_t) (eq - tok - 1), &n) < 0 ||
+                            parse_u64_span(eq + 1, (size_t) (p - eq - 1), &v) < 0)
+                                return -EBADMSG;
+                        if (n == node) {
+                                pages = v;
+                                have_pages = true;
+                        }
+                } else if ((size_t) (p - tok) > sizeof size_key - 1 &&
+                           memcmp(tok, size_key, sizeof size_key - 1) == 0) {
+                        const char *v = tok + sizeof size_key - 1;
+
+                        if (parse_u64_span(v, (size_t) (p - v), &page_kib) < 0)
+                                return -EBADMSG;
+                        have_size = true;
+                }
+        }
+        if (!have_pages)
+                return 0;
+        if (!have_size || (page_kib > 0 && pages > UINT64_MAX / page_kib) ||
+            pages * page_kib > UINT64_MAX - *total)
+                return -EBADMSG;
+        *total += pages * page_kib;
+        return 0;
+}
+
+int proc_numa_maps_parse(const char *buf, unsigned node, uint64_t *ret_kib) {
+        uint64_t total = 0;
+
+        if (!buf || !ret_kib)
+                return -EINVAL;
+        for (const char *p = buf; *p;) {
+                const char *eol = strchr(p, '\n');
+                int r;
+
+                if (!eol)
+                        return -EBADMSG;
+                r = numa_maps_line(p, eol, node, &total);
+                if (r < 0)
+                        return r;
+                p = eol + 1;
+        }
+        *ret_kib = total;
+        return 0;
+}
+
+int proc_task_numa_maps_read_at(int proc_fd, pid_t pid, unsigned node, size_t max_size,
+                                uint64_t *ret_kib) {
+        _cleanup_close_ int fd = -EBADF;
+        _cleanup_free_ char *buf = NULL;
+        int r;
+
+        fd = task_file_open_at(proc_fd, pid, 0, "numa_maps");
+        if (fd < 0)
+                return task_errno(fd);
+        r = read_text_fd(fd, max_size, &buf, NULL);
+        if (r < 0)
+                return task_errno(r);
+        return proc_numa_maps_parse(buf, node, ret_kib);
+}

@@ -264,3 +264,27 @@ int proc_task_cgroup_read_at(int proc_fd, pid_t pid, const char *controller, cha
 int proc_uptime_parse(const char *buf, uint64_t *ret_uptime_usec);
 /* Reads proc_fd/uptime; the parser's errors and those of open/read. */
 int proc_uptime_read_at(int proc_fd, uint64_t *ret_uptime_usec);
+
+/* ---- /proc/PID/statm and /proc/PID/numa_maps: a process's memory */
+
+/*
+ * Parses statm, "SIZE RESIDENT SHARED TEXT LIB DATA DT\n" in pages: the resident pages (the
+ * fields past the second are not looked at). -EBADMSG for a text that does not start with two
+ * decimal numbers and a blank, -EINVAL for NULL.
+ */
+int proc_statm_parse(const char *buf, uint64_t *ret_resident_pages);
+/* Reads proc_fd/PID/statm: the resident set in KiB. -ESRCH if the process is gone. */
+int proc_task_rss_read_at(int proc_fd, pid_t pid, uint64_t *ret_kib);
+
+/*
+ * Sums, over the lines of a numa_maps text, each line's "N<node>=PAGES" times its
+ * "kernelpagesize_kB=": the KiB the process has on that node. A line is an address, a policy and
+ * blank-separated KEY=VALUE or KEY words; a line with pages on the node but no page size, an
+ * address that is not hexadecimal, a count that is not a number or overflows, a last line
+ * without its newline: -EBADMSG. -EINVAL for NULL.
+ */
+int proc_numa_maps_parse(const char *buf, unsigned node, uint64_t *ret_kib);
+/* Reads proc_fd/PID/numa_maps (at most max_size bytes: -EFBIG past it) and parses it. -ESRCH if
+ * the process is gone, -EACCES without the right to trace it (CAP_SYS_PTRACE for another's). */
+int proc_task_numa_maps_read_at(int proc_fd, pid_t pid, unsigned node, size_t max_size,
+                                uint64_t *ret_kib);

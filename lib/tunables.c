@@ -80,8 +80,9 @@ static const ConfigKey tunables_keys[] = {
                         "Move a task's memory to its new node too (libnuma)."),
         CONFIG_KEY_UINT("balance", "migrate_memory_max_mb", Tunables, migrate_memory_max_mb, "256",
                         1, 1048576,
-                        "A task with more resident memory than this keeps its memory where it "
-                        "is, so one move never stalls it for long."),
+                        "At most this much memory moves in one tick, all moved tasks together: "
+                        "a task with more resident memory than is left keeps its memory where "
+                        "it is, so moves never stall the tasks (or the daemon) for long."),
 
         /* [weights] */
         CONFIG_KEY_STRV("weights", "protected_cgroups", Tunables, protected_cgroups, "", 200,

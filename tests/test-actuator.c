@@ -656,6 +656,44 @@ Test(actuator, memory_stays_without_a_bound) {
         cr_expect_eq(c->errors, 0);
 }
 
+/* migrate_memory_max_mb is the plan's budget, all moves together: two tasks of the same size,
+ * a budget of one and a half: the first move's memory is moved (on a one-node machine the kernel
+ * refuses node 1: one error counted, so the call was made), the second's stays (no call). */
+Test(actuator, memory_moves_within_the_ticks_budget_all_moves_together) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        PlanMove moves[2] = {};
+        Plan plan = { .moves = moves, .n_moves = 2 };
+        uint64_t rss[2] = {}, budget_mb;
+        pid_t pids[2];
+        int r;
+
+        if (numa_available() < 0)
+                skip_test("no NUMA support in this kernel");
+        begin();
+        for (size_t i = 0; i < 2; i++) {
+                pids[i] = spawn_threads(1);
+                cr_assert_eq(proc_task_rss_read_at(proc_fd, pids[i], &rss[i]), 0);
+                moves[i] = (PlanMove){ .pid = pids[i],
+                                       .starttime_ticks = starttime_of(pids[i]),
+                                       .from_node = 0,
+                                       .to_node = 1,
+                                       .mask = parse_mask("1") };
+        }
+        budget_mb = (rss[0] > rss[1] ? rss[0] : rss[1]) * 3 / 2 / 1024 + 1;
+        cr_assert_lt(budget_mb * 1024, rss[0] + rss[1], "RSS %" PRIu64 " and %" PRIu64 " KiB",
+                     rss[0], rss[1]);
+        a = new_actuator(&no_cgroups, state_dir);
+        r = actuator_apply(a, &plan, &empty_snap, false, budget_mb, 1);
+        for (size_t i = 0; i < 2; i++)
+                cpumask_free(moves[i].mask);
+        cr_expect_eq(r, 0);
+        cr_expect_eq(actuator_counters(a)->moves, 2);
+        cr_expect_eq(actuator_counters(a)->errors,
+                     numa_bitmask_isbitset(numa_all_nodes_ptr, 1) ? 0 : 1,
+                     "one call to migrate_pages(), not two: errors %" PRIu64,
+                     actuator_counters(a)->errors);
+}
+
 Test(actuator, pid_1_and_kernel_threads_are_never_touched) {
         _cleanup_actuator_ Actuator *a = NULL;
         _cleanup_free_ pid_t *pids = NULL;

@@ -56,6 +56,9 @@ typedef struct Sim {
         size_t n_cgroups;
         PolicySnapshot snap;
         uint64_t now;
+        /* the interval each snapshot covers (SEC unless a test sets it): a plan's expected loads
+         * hold for the next snapshot if it started before that plan, i.e. this >= SEC */
+        uint64_t interval;
         size_t moves; /* applied so far */
         bool sched_ext; /* as cgbalanced plans under one: weights_ignored, no idle lever */
 } Sim;
@@ -70,6 +73,7 @@ static Sim *sim_new_topology(Topology *topo) {
         cr_assert_eq(tunables_defaults(&s->t), 0);
         s->state = policy_state_new(topo);
         cr_assert_not_null(s->state);
+        s->interval = SEC;
         return s;
 }
 
@@ -188,7 +192,7 @@ static const PolicySnapshot *sim_snapshot(Sim *s) {
                 if (first) /* the rounding, so the tasks get exactly their share */
                         first->util_permyriad += (uint32_t) (share - given);
         }
-        s->snap = (PolicySnapshot){ .interval_usec = SEC,
+        s->snap = (PolicySnapshot){ .interval_usec = s->interval,
                                     .cpus = s->cpus,
                                     .n_cpus = s->n_cpus,
                                     .tasks = s->tasks,
@@ -458,28 +462,54 @@ Test(policy, starved_busy_tasks_are_moved) {
         cr_expect_eq(p->n_moves, 2);
 }
 
-Test(policy, gap_at_min_imbalance_does_not_move) {
+/* The gap is rounded to whole tasks: node_min_imbalance 1 moves a gap over 1.5 tasks. Node 0
+ * is not overloaded (no task waits): the balance rule, not the room rule. */
+Test(policy, gap_at_min_imbalance_and_a_half_does_not_move) {
         _cleanup_sim_ Sim *s = sim_new(NUMAQ, NULL);
         _cleanup_plan_ Plan *p = NULL;
 
         s->t.node_imbalance_hold_usec = 0;
-        sim_busy(s, 10, 4, 0, 3);
+        set_min_imbalance(s, "1");
+        (void) sim_task(s, 10, 0, BUSY);
+        (void) sim_task(s, 11, 1, BUSY / 2); /* 15000 */
         p = sim_plan(s);
         cr_expect_eq(p->n_moves, 0);
 }
 
-Test(policy, gap_just_above_min_imbalance_moves) {
+Test(policy, gap_just_above_min_imbalance_and_a_half_moves) {
         _cleanup_sim_ Sim *s = sim_new(NUMAQ, NULL);
         _cleanup_plan_ Plan *p = NULL;
 
         s->t.node_imbalance_hold_usec = 0;
-        sim_busy(s, 10, 4, 0, 3);
-        (void) sim_task(s, 20, 0, 1); /* 40001: one permyriad over 4 tasks */
+        set_min_imbalance(s, "1");
+        (void) sim_task(s, 10, 0, BUSY);
+        (void) sim_task(s, 11, 1, BUSY / 2 + 1); /* 15001 */
         p = sim_plan(s);
-        cr_assert_eq(p->n_moves, 1, "then 30001 vs 10000 is within the resistance");
+        cr_assert_eq(p->n_moves, 1, "then 5001 vs 10000 is no gap");
         cr_expect_eq(p->moves[0].from_node, 0);
         cr_expect_eq(p->moves[0].to_node, 1);
-        cr_expect_eq(p->moves[0].pid, 10);
+        cr_expect_eq(p->moves[0].pid, 10, "both leave 0.5 CPU between the nodes: the lower pid");
+        cr_expect(strstr(p->moves[0].reason, "gap 1.50 > 1") != NULL, "%s", p->moves[0].reason);
+}
+
+/* Housekeeping's wait on a full node is no reason to send a whole task away: node 0's two tasks
+ * wait 0.2 CPU behind it, node 1 is idle, and nothing moves. With a 0.4-CPU task more, 0.6 waits:
+ * a whole task is worth moving then, and the one that evens the nodes best goes. */
+Test(policy, a_task_moves_for_room_only_if_it_relieves_half_its_load) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        _cleanup_plan_ Plan *p = NULL;
+
+        s->t.node_imbalance_hold_usec = 0;
+        s->t.idle_node_multiplier = 1;
+        sim_busy(s, 10, 2, 0, 1);
+        s->base[0] = s->base[1] = 1000; /* 21820 on 2 CPUs: 0.18 waiting */
+        p = sim_plan(s);
+        cr_expect_eq(p->n_moves, 0, "%s", p->n_moves ? p->moves[0].reason : "");
+        plan_free(TAKE_PTR(p));
+        (void) sim_task(s, 12, 0, 4000); /* 25578 measured: 0.56 waiting */
+        p = sim_plan(s);
+        cr_assert_eq(p->n_moves, 1);
+        cr_expect_eq(p->moves[0].pid, 10, "%s", p->moves[0].reason);
 }
 
 /* 5 tasks on node 0 (one waits), 2 on node 1 (2 idle CPUs): the gap, 3, is within the 4 of
@@ -497,7 +527,8 @@ Test(policy, overload_exception_moves_within_min_imbalance) {
         cr_assert_eq(p->n_moves, 1, "then node 0 is no longer overloaded");
         cr_expect_eq(p->moves[0].from_node, 0);
         cr_expect_eq(p->moves[0].to_node, 1);
-        cr_expect(strstr(p->moves[0].reason, "overloaded") != NULL, "%s", p->moves[0].reason);
+        cr_expect(strstr(p->moves[0].reason, "1.00 waiting; nearest idle CPU") != NULL, "%s",
+                  p->moves[0].reason);
 }
 
 /* The exception is for a task that finds a free CPU: node 1's room is one CPU (plus slack), so
@@ -543,13 +574,15 @@ static void imbalanced_119(Sim *s) {
         set_mask(s, k, "0");
         k->ours = true;
         for (int i = 0; i < 3; i++)
-                (void) sim_task(s, 11 + i, 1, 2000); /* small enough to even nodes out */
+                (void) sim_task(s, 11 + i, 1, 2000);
         (void) sim_task(s, 14, 1, 2400); /* CPU 0 at 100% vs CPU 1 at 84%: 119% */
-        s->base[2] = s->base[3] = 7731; /* node 0 at 18400 vs 15462: 119% */
+        s->base[2] = s->base[3] = 8650; /* node 0 at 35700 */
+        for (unsigned c = 4; c < 16; c++)
+                s->base[c] = 7500; /* the others at 30000: 119%, a gap of 0.57 */
 }
 
 Test(policy, cross_node_threshold_is_harder_than_in_node) {
-        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        _cleanup_sim_ Sim *s = sim_new(NUMAQ, NULL);
         _cleanup_plan_ Plan *p = NULL;
 
         cr_assert_lt(s->t.imbalance_pct, s->t.node_imbalance_pct, "defaults");
@@ -559,19 +592,19 @@ Test(policy, cross_node_threshold_is_harder_than_in_node) {
         cr_expect_eq(p->moves[0].pid, 10);
         cr_expect_eq(p->moves[0].from_node, 0);
         cr_expect_eq(p->moves[0].to_node, 0, "a repair inside node 0");
-        expect_mask(p->moves[0].mask, "0-1");
+        expect_mask(p->moves[0].mask, "0-3");
 }
 
 /* The control: with node_imbalance_pct as low as imbalance_pct, the same loads move a task. */
 Test(policy, cross_node_threshold_as_low_as_in_node_moves) {
-        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        _cleanup_sim_ Sim *s = sim_new(NUMAQ, NULL);
         _cleanup_plan_ Plan *p = NULL;
 
         s->t.node_imbalance_pct = s->t.imbalance_pct;
         imbalanced_119(s);
         p = sim_plan(s);
         cr_assert_eq(p->n_moves, 2);
-        cr_expect_eq(p->moves[1].pid, 11, "the 2000 task closest to the 1469 that evens out");
+        cr_expect_eq(p->moves[1].pid, 14, "the 2400 task closest to the 2850 that evens out");
         cr_expect_eq(p->moves[1].to_node, 1);
 }
 
@@ -623,19 +656,19 @@ Test(policy, farther_nodes_need_more_imbalance) {
         cr_expect_eq(p->moves[0].pid, 12, "a 4000 task evens 28000 vs 20000");
 }
 
-/* 8 tasks on node 4, all others idle, 8 moves allowed: equally idle, the near nodes (its
- * package: 5-7) are filled first, though the far ones have lower ids; a far node only once it
- * is the least loaded. */
-Test(policy, equally_loaded_far_nodes_are_chosen_last) {
+/* 8 tasks on node 4, all others idle, 8 moves allowed: nearest room first, so the near nodes
+ * (its package: 5-7, at 16) take a task each, the least loaded first, then a second, and the far
+ * package (at 32, lower ids) none: every task has a CPU without going that far. */
+Test(policy, near_nodes_with_room_are_filled_before_far_ones) {
         _cleanup_sim_ Sim *s = sim_new(EIGHT_NODES, eight_distances);
         _cleanup_plan_ Plan *p = NULL;
-        static const int want[] = { 5, 6, 7, 0, 1, 2 };
+        static const int want[] = { 5, 6, 7, 5, 6, 7 };
 
         s->t.node_imbalance_hold_usec = 0;
         s->t.max_moves_per_tick = 8;
         sim_busy(s, 10, 8, 8, 9);
         p = sim_plan(s);
-        /* 80000 -> 20000 on node 4; then 20000 vs 0 is a gap of 2, not above "auto" (2). */
+        /* 80000 -> 20000 on node 4, no task waits; then 20000 vs 0 is a gap of 2, not over 2.5. */
         cr_assert_eq(p->n_moves, ELEMENTSOF(want));
         for (size_t i = 0; i < ELEMENTSOF(want); i++)
                 cr_expect_eq(p->moves[i].to_node, want[i], "move %zu", i);
@@ -659,27 +692,31 @@ Test(policy, nearly_idle_far_nodes_are_still_chosen_last) {
                 cr_expect_eq(p->moves[i].to_node, want[i], "move %zu", i);
 }
 
-/* Beyond the destination slack, load decides: a near node busy with 0.4 CPU comes after an
- * idle far one; at 0.2 CPU, within it, the nearer still comes first. */
-Test(policy, a_far_node_less_loaded_beyond_the_slack_comes_first) {
+/* Loads do not outweigh distance where there is room: a near node busy with 1.1 CPU (room for
+ * a task yet) comes before an idle far one; near nodes without an idle CPU send it far. The
+ * plans are not applied: each snapshot starts after the plan before it (half a tick). */
+Test(policy, a_near_node_with_room_comes_before_an_idle_far_one) {
         _cleanup_sim_ Sim *s = sim_new(EIGHT_NODES, eight_distances);
         _cleanup_plan_ Plan *p = NULL;
 
         s->t.node_imbalance_hold_usec = 0;
         s->t.max_moves_per_tick = 1;
         s->t.idle_node_multiplier = 1; /* two plans, both balancing nodes */
+        s->interval = SEC / 2;
         sim_busy(s, 10, 8, 8, 9);
         for (unsigned c = 10; c < 16; c++)
-                s->base[c] = 2000; /* 4000 a node */
+                s->base[c] = 5500; /* 11000 a node */
+        p = sim_plan(s);
+        cr_assert_eq(p->n_moves, 1);
+        cr_expect_eq(p->moves[0].to_node, 5, "the nearest node with room, 1.1 CPU busy");
+        cr_expect(strstr(p->moves[0].reason, "nearest idle CPU, distance 16") != NULL, "%s",
+                  p->moves[0].reason);
+        plan_free(TAKE_PTR(p));
+        for (unsigned c = 10; c < 16; c++)
+                s->base[c] = 6000; /* 12000 a node: no idle CPU */
         p = sim_plan(s);
         cr_assert_eq(p->n_moves, 1);
         cr_expect_eq(p->moves[0].to_node, 0, "the idle far node with the lowest id");
-        plan_free(TAKE_PTR(p));
-        for (unsigned c = 10; c < 16; c++)
-                s->base[c] = 1000; /* 2000 a node: within */
-        p = sim_plan(s);
-        cr_assert_eq(p->n_moves, 1);
-        cr_expect_eq(p->moves[0].to_node, 5, "the nearest node, 0.2 CPU busy");
 }
 
 /* Node 0 (4 CPUs) and node 1 (CPUs 4 and 6; 5 is isolated, 7 offline): loads are compared per
@@ -710,6 +747,7 @@ Test(policy, use_isolated_cpus_counts_and_places_on_isolated_cpus) {
         s->t.node_imbalance_hold_usec = 0;
         s->t.idle_node_multiplier = 1;
         s->t.use_isolated_cpus = true;
+        s->interval = SEC / 2; /* the first plan is not applied: the second sees the same loads */
         sim_busy(s, 10, 8, 0, 3); /* 2.0/CPU on node 0 */
         for (pid_t pid = 10; pid < 18; pid++)
                 set_mask(s, sim_find(s, pid), "0-6"); /* its cpuset has CPU 5 too */
@@ -823,6 +861,7 @@ Test(policy, idle_node_multiplier_sets_the_balancing_ticks) {
 
         s->t.node_imbalance_hold_usec = 0;
         s->t.idle_node_multiplier = 3;
+        s->interval = SEC / 2; /* a snapshot after the plan: the measurement, not its expectation */
         sim_busy(s, 10, 4, 0, 1); /* node 1 idle */
         for (unsigned tick = 0; tick < 12; tick++) {
                 _cleanup_plan_ Plan *p = sim_plan(s); /* not applied: same imbalance */
@@ -1013,6 +1052,216 @@ Test(policy, eight_tasks_on_numaq_get_a_cpu_each_in_4_moves) {
                 cr_expect_eq(sim_node_tasks(s, n), want[n], "node %u", n);
                 cr_expect_leq(sim_node_load(s, n), 4 * BUSY, "node %u overloaded", n);
         }
+}
+
+/* The sum of the distances of the plans' cross-node moves so far is kept by sim_run_counting(). */
+static size_t sim_run_counting(Sim *s, unsigned n, unsigned *distance_sum, unsigned *far_moves,
+                               unsigned far) {
+        const unsigned *d = topology_distances(s->topo);
+        unsigned nodes = topology_n_nodes(s->topo);
+        size_t before = s->moves;
+
+        for (unsigned i = 0; i < n; i++) {
+                _cleanup_plan_ Plan *p = sim_plan(s);
+
+                if (getenv("POLICY_DEBUG"))
+                        report_plan(stderr, p, &s->snap);
+                for (size_t j = 0; j < p->n_moves; j++) {
+                        int a = topology_node_index(s->topo, (unsigned) p->moves[j].from_node);
+                        int b = topology_node_index(s->topo, (unsigned) p->moves[j].to_node);
+
+                        cr_assert(a >= 0 && b >= 0);
+                        *distance_sum += d[(size_t) a * nodes + (size_t) b];
+                        *far_moves += d[(size_t) a * nodes + (size_t) b] >= far;
+                }
+                sim_apply(s, p);
+        }
+        return s->moves - before;
+}
+
+/* The issue's 3-node machine: node 1 at 12 from node 0, node 2 at 30 from both. 4 CPU-bound tasks
+ * on node 0: every task can have a CPU of its own without the far node, so it ends 2/2/0 in two
+ * moves, one a tick or two at once, and stays. */
+Test(policy, three_nodes_end_two_two_zero_in_two_moves) {
+        for (unsigned per_tick = 1; per_tick <= 2; per_tick++) {
+                _cleanup_sim_ Sim *s =
+                        sim_new("pack:3 numa:1 core:2 pu:1", "10,12,30;12,10,30;30,30,10");
+                unsigned dist = 0, far = 0;
+
+                s->t.max_moves_per_tick = per_tick;
+                sim_busy(s, 10, 4, 0, 1);
+                cr_expect_eq(sim_run_counting(s, 30, &dist, &far, 30), 2, "%u a tick", per_tick);
+                cr_expect_eq(sim_node_tasks(s, 0), 2);
+                cr_expect_eq(sim_node_tasks(s, 1), 2);
+                cr_expect_eq(sim_node_tasks(s, 2), 0, "nothing crosses distance 30");
+                cr_expect_eq(dist, 24);
+                cr_expect_eq(far, 0);
+        }
+}
+
+/* 8 tasks on node 0 of a 4-node chain (10/16/22/28): the fewest moves (6), the nearest first;
+ * 2 per node at the end, with the distances that takes (2 x 16 + 2 x 22 + 2 x 28). */
+Test(policy, eight_tasks_on_a_chain_of_four_nodes_take_the_fewest_and_nearest_moves) {
+        _cleanup_sim_ Sim *s = sim_new("pack:4 numa:1 core:2 pu:1",
+                                       "10,16,22,28;16,10,16,22;22,16,10,16;28,22,16,10");
+        unsigned dist = 0, far = 0;
+
+        s->t.max_moves_per_tick = 1;
+        sim_busy(s, 10, 8, 0, 1);
+        cr_expect_eq(sim_run_counting(s, 60, &dist, &far, 100), 6);
+        for (unsigned n = 0; n < 4; n++)
+                cr_expect_eq(sim_node_tasks(s, n), 2, "node %u", n);
+        cr_expect_eq(dist, 2 * 16 + 2 * 22 + 2 * 28);
+}
+
+/* Balance by tiers: every node is full, node 4 far the busiest. Its near nodes (5-7, at 16) are
+ * busier per CPU than the far ones (at 32), and both tiers pass their thresholds: the near tier is
+ * balanced first, as the kernel's sched domains do. */
+Test(policy, balance_takes_the_nearest_tier_that_qualifies) {
+        _cleanup_sim_ Sim *s = sim_new(EIGHT_NODES, eight_distances);
+        _cleanup_plan_ Plan *p = NULL;
+
+        s->t.node_imbalance_hold_usec = 0;
+        s->t.max_moves_per_tick = 1;
+        sim_busy(s, 10, 8, 8, 9); /* node 4: 4.0/CPU */
+        for (unsigned c = 0; c < 16; c++)
+                if (c < 8)
+                        s->base[c] = BUSY; /* the far nodes: full, 1.0/CPU */
+                else if (c >= 10)
+                        (void) sim_task(s, (pid_t) (100 + c), (int) c, 3 * BUSY / 2); /* 1.5/CPU */
+        p = sim_plan(s);
+        cr_assert_eq(p->n_moves, 1);
+        cr_expect_eq(p->moves[0].from_node, 4);
+        cr_expect_eq(p->moves[0].to_node, 5, "%s", p->moves[0].reason);
+        cr_expect(strstr(p->moves[0].reason, "distance 16") != NULL, "%s", p->moves[0].reason);
+}
+
+/* Never farther than a node with room: node 4 is not overloaded (2 tasks, 2 CPUs), its near nodes
+ * have an idle CPU each, and only the far idle nodes are imbalanced enough against it (gap 2 over
+ * 1.5): no move. With the near nodes full, the far one is the next tier that qualifies. */
+Test(policy, balance_never_goes_farther_than_a_node_with_room) {
+        _cleanup_sim_ Sim *s = sim_new(EIGHT_NODES, eight_distances);
+        _cleanup_plan_ Plan *p = NULL;
+
+        s->t.node_imbalance_hold_usec = 0;
+        s->t.idle_node_multiplier = 1;
+        s->interval = SEC / 2; /* the plans are not applied */
+        set_min_imbalance(s, "1");
+        sim_busy(s, 10, 2, 8, 9);
+        for (unsigned c = 10; c < 16; c += 2)
+                s->base[c] = BUSY; /* nodes 5-7: 1.0 each, a CPU idle */
+        p = sim_plan(s);
+        cr_expect_eq(p->n_moves, 0, "%s", p->n_moves ? p->moves[0].reason : "");
+        plan_free(TAKE_PTR(p));
+        for (unsigned c = 11; c < 16; c += 2)
+                s->base[c] = BUSY; /* nodes 5-7 full */
+        p = sim_plan(s);
+        cr_assert_eq(p->n_moves, 1);
+        cr_expect_eq(p->moves[0].to_node, 0);
+}
+
+/* No overshoot: two moves from node 0 to node 1 (4 tasks on 2 CPUs -> 2/2), and the next
+ * snapshot, begun before the second was made, still shows the moved task waiting on node 0
+ * (3/1). The plan takes the loads the last one left (2/2) and moves nothing; a snapshot that
+ * starts after it measures again. */
+Test(policy, a_snapshot_begun_before_a_move_sees_the_loads_the_move_left) {
+        _cleanup_sim_ Sim *s = sim_new("pack:3 numa:1 core:2 pu:1", "10,12,30;12,10,30;30,30,10");
+        _cleanup_plan_ Plan *p = NULL;
+
+        s->t.node_imbalance_hold_usec = 0;
+        s->t.idle_node_multiplier = 1;
+        s->t.max_moves_per_tick = 1;
+        sim_busy(s, 10, 4, 0, 1);
+        cr_assert_eq(sim_run(s, 1), 1); /* 3/1/0, applied */
+        p = sim_plan(s);
+        cr_assert_eq(p->n_moves, 1); /* 2/2/0, not applied: the measurement lags */
+        cr_expect_eq(p->moves[0].to_node, 1);
+        plan_free(TAKE_PTR(p));
+        p = sim_plan(s);
+        cr_expect_eq(p->n_moves, 0, "%s", p->n_moves ? p->moves[0].reason : "");
+        plan_free(TAKE_PTR(p));
+        s->interval = SEC / 2;
+        p = sim_plan(s);
+        cr_assert_eq(p->n_moves, 1, "the expectation lasts one interval");
+        cr_expect(strstr(p->moves[0].reason, "(expected)") == NULL, "%s", p->moves[0].reason);
+}
+
+/* The reason of a move planned on expected loads says so. */
+Test(policy, a_move_on_expected_loads_says_so) {
+        _cleanup_sim_ Sim *s = sim_new("pack:3 numa:1 core:2 pu:1", "10,12,30;12,10,30;30,30,10");
+        _cleanup_plan_ Plan *p = NULL;
+
+        s->t.node_imbalance_hold_usec = 0;
+        s->t.idle_node_multiplier = 1;
+        s->t.max_moves_per_tick = 1;
+        sim_busy(s, 10, 6, 0, 1);
+        cr_assert_eq(sim_run(s, 1), 1);
+        p = sim_plan(s);
+        cr_assert_eq(p->n_moves, 1);
+        cr_expect(strstr(p->moves[0].reason, "node 0 load 5.00 (expected) on 2 CPUs") != NULL, "%s",
+                  p->moves[0].reason);
+}
+
+/* A move restarts the hold of every pair its nodes are in: with a 2 s hold and 1 s ticks, moves
+ * come at least 2 ticks apart, each decided on loads measured after the one before. */
+Test(policy, a_move_restarts_the_hold_of_its_pairs) {
+        _cleanup_sim_ Sim *s = sim_new("pack:3 numa:1 core:2 pu:1", NULL);
+        unsigned last = 0, moves = 0;
+
+        s->t.node_imbalance_hold_usec = 2 * SEC;
+        s->t.idle_node_multiplier = 1;
+        s->t.max_moves_per_tick = 1;
+        sim_busy(s, 10, 6, 0, 1);
+        for (unsigned tick = 1; tick <= 20; tick++)
+                if (sim_run(s, 1) > 0) {
+                        if (moves++ > 0)
+                                cr_expect_geq(tick - last, 2, "moves at ticks %u and %u", last,
+                                              tick);
+                        last = tick;
+                }
+        cr_expect_eq(moves, 4, "6/0/0 -> 2/2/2");
+}
+
+/* Memory in the cost: node 0 holds two memory-heavy tasks (256 MiB on it) and two CPU-only ones
+ * (1 MiB), all CPU-bound; node 1 is idle. The CPU-only ones move, the heavy ones stay, and the
+ * reason names the heavy one passed over. */
+Test(policy, memory_heavy_tasks_stay_when_light_ones_make_the_same_balance) {
+        _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
+        _cleanup_plan_ Plan *p = NULL;
+
+        s->t.node_imbalance_hold_usec = 0;
+        s->t.max_moves_per_tick = 2;
+        sim_busy(s, 10, 4, 0, 1);
+        for (pid_t pid = 10; pid < 14; pid++) {
+                sim_find(s, pid)->mem_kib = pid < 12 ? 256 * 1024 : 1024;
+                sim_find(s, pid)->mem_exact = true;
+        }
+        p = sim_plan(s);
+        cr_assert_eq(p->n_moves, 2);
+        cr_expect_eq(p->moves[0].pid, 12);
+        cr_expect_eq(p->moves[1].pid, 13);
+        cr_expect(strstr(p->moves[0].reason, "task 1.00, 1 MiB on node 0; not pid 10 (256 MiB on "
+                                             "node 0)") != NULL,
+                  "%s", p->moves[0].reason);
+}
+
+/* Memory decides only between moves of the same balance: of node 0's two 1-CPU tasks with 1 GiB
+ * and a 0.1-CPU one with 1 MiB, only a 1-CPU task evens node 0 (2.1) and idle node 1 out; the
+ * small one would leave a gap of 1.9 tasks, not the same balance. */
+Test(policy, memory_does_not_outweigh_a_better_balance) {
+        _cleanup_sim_ Sim *s = sim_new(NUMAQ, NULL);
+        _cleanup_plan_ Plan *p = NULL;
+
+        s->t.node_imbalance_hold_usec = 0;
+        s->t.max_moves_per_tick = 1;
+        set_min_imbalance(s, "1");
+        sim_busy(s, 10, 2, 0, 1);
+        (void) sim_task(s, 12, 2, 1000);
+        sim_find(s, 10)->mem_kib = sim_find(s, 11)->mem_kib = 1024 * 1024;
+        sim_find(s, 12)->mem_kib = 1024;
+        p = sim_plan(s);
+        cr_assert_eq(p->n_moves, 1);
+        cr_expect_eq(p->moves[0].pid, 10, "%s", p->moves[0].reason);
 }
 
 /* Without resistance ("0", as for SMT-sibling nodes), the same 8 tasks end 2 per node, in the
@@ -2247,14 +2496,16 @@ Test(policy, report_plan_writes_one_line_per_action) {
         s->t.max_moves_per_tick = 1;
         (void) sim_group(s, "cgbalance.slice/a", true, 20);
         sim_busy(s, 10, 4, 0, 1);
+        sim_find(s, 10)->mem_kib = 3 * 1024; /* the others' memory unknown: pid 11 goes */
         p = sim_plan(s);
         f = open_memstream(&out, &len);
         cr_assert_not_null(f);
         report_plan(f, p, &s->snap);
         cr_assert_eq(fclose(f), 0);
         cr_expect_str_eq(out,
-                         "move pid 10 (task10) node 0 -> 1 mask 2-3: node 0 load 4.00 on 2 CPUs "
-                         "(2.00/CPU) vs node 1 0.00 on 2 (0.00/CPU): ratio inf > 125%, gap 4.00 "
-                         "> 2, for 0.0 s; task 1.00\n"
+                         "move pid 11 (task11) node 0 -> 1 mask 2-3: node 0 load 4.00 on 2 CPUs "
+                         "(2.00/CPU) vs node 1 load 0.00 on 2 CPUs (0.00/CPU): 2.00 waiting; "
+                         "nearest idle CPU, distance 20, for 0.0 s; task 1.00; not pid 10 (3 MiB "
+                         "resident)\n"
                          "weight cgbalance.slice/a 20 -> 100: protected, below weight_min 100\n");
 }

@@ -10,11 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <numa.h>
 #include <unistd.h>
 
 #include "proc.h"
@@ -1392,4 +1394,124 @@ Test(uptime_read, fixture_and_live) {
         boot = (uint64_t) ts.tv_sec * 1000000u + (uint64_t) ts.tv_nsec / 1000u;
         cr_expect_leq(live, boot, "%" PRIu64 " > %" PRIu64, live, boot);
         cr_expect_geq(live + 1000000u, boot, "%" PRIu64 " vs %" PRIu64, live, boot);
+}
+
+Test(statm_parse, resident_pages_and_hostile_text) {
+        static const struct {
+                const char *text;
+                int r;
+                uint64_t pages;
+        } cases[] = {
+                { "4242 1234 100 10 0 300 0\n", 0, 1234 },
+                { "1 0\n", 0, 0 },
+                { "", -EBADMSG, 0 },
+                { "4242\n", -EBADMSG, 0 },
+                { "4242 1234", -EBADMSG, 0 },
+                { "4242  1234 1\n", -EBADMSG, 0 },
+                { "-1 2 3\n", -EBADMSG, 0 },
+                { "1 99999999999999999999 3\n", -EBADMSG, 0 },
+                { "1 2x 3\n", -EBADMSG, 0 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                uint64_t p = 42;
+
+                cr_expect_eq(proc_statm_parse(cases[i].text, &p), cases[i].r, "case %zu: \"%s\"", i,
+                             cases[i].text);
+                cr_expect_eq(p, cases[i].r == 0 ? cases[i].pages : 42, "case %zu", i);
+        }
+        cr_expect_eq(proc_statm_parse(NULL, &(uint64_t){ 0 }), -EINVAL);
+}
+
+/* The kernel's text: an address, a policy (which may hold a blank: "prefer (many)"), words and
+ * KEY=VALUE pairs; pages per node times the line's page size (4 KiB, or 2 MiB for huge pages). */
+Test(numa_maps_parse, sums_a_nodes_pages_times_each_lines_page_size) {
+        static const char text[] =
+                "55588183e000 default file=/usr/bin/head mapped=2 N0=2 kernelpagesize_kB=4\n"
+                "7f0000000000 bind:0-1 anon=512 dirty=512 N0=256 N1=256 kernelpagesize_kB=4\n"
+                "7f0000200000 default file=/lib/x\\040y mapped=2 N1=2 kernelpagesize_kB=2048\n"
+                "7f0000400000 prefer (many):0-1 anon=1 N0=1 kernelpagesize_kB=4\n"
+                "7fb97bd8c000 default\n"
+                "7ffd4b6e5000 default stack anon=33 dirty=33 active=0 N2=33 kernelpagesize_kB=4\n";
+        uint64_t kib = 0;
+
+        cr_assert_eq(proc_numa_maps_parse(text, 0, &kib), 0);
+        cr_expect_eq(kib, (2 + 256 + 1) * 4);
+        cr_assert_eq(proc_numa_maps_parse(text, 1, &kib), 0);
+        cr_expect_eq(kib, 256 * 4 + 2 * 2048);
+        cr_assert_eq(proc_numa_maps_parse(text, 2, &kib), 0);
+        cr_expect_eq(kib, 33 * 4);
+        cr_assert_eq(proc_numa_maps_parse(text, 3, &kib), 0);
+        cr_expect_eq(kib, 0);
+        cr_assert_eq(proc_numa_maps_parse("", 0, &kib), 0);
+        cr_expect_eq(kib, 0, "a process without mappings");
+}
+
+Test(numa_maps_parse, hostile_text_is_ebadmsg_and_leaves_the_result) {
+        static const char *const bad[] = {
+                "7f00 default N0=1 kernelpagesize_kB=4", /* no newline */
+                "zz default N0=1 kernelpagesize_kB=4\n", /* address */
+                "\n", /* no address */
+                "7f00\n", /* no policy */
+                "7f00 default N0=1\n", /* pages without a page size */
+                "7f00 default N0=x kernelpagesize_kB=4\n",
+                "7f00 default N0= kernelpagesize_kB=4\n",
+                "7f00 default N0 kernelpagesize_kB=4\n",
+                "7f00 default N0=1 kernelpagesize_kB=\n",
+                "7f00 default N0=1 kernelpagesize_kB=4k\n",
+                "7f00 default N0=18446744073709551615 kernelpagesize_kB=4\n", /* overflow */
+                "7f00 default N0=1 kernelpagesize_kB=4\n7f01 default N0=x kernelpagesize_kB=4\n",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                uint64_t kib = 42;
+
+                cr_expect_eq(proc_numa_maps_parse(bad[i], 0, &kib), -EBADMSG, "case %zu: %s", i,
+                             bad[i]);
+                cr_expect_eq(kib, 42, "case %zu wrote its result", i);
+        }
+        cr_expect_eq(proc_numa_maps_parse(NULL, 0, &(uint64_t){ 0 }), -EINVAL);
+}
+
+/* A child that touched 64 MiB: its resident set and its pages on its node (this machine's only
+ * node, or the node its first CPU is on) show it; a gone process is -ESRCH. */
+Test(numa_maps_read, a_process_that_touched_memory_has_it_on_its_node) {
+        _cleanup_close_ int proc_fd = open_proc();
+        const size_t size = 64u << 20;
+        uint64_t rss = 0, kib = 0, total = 0;
+        int fds[2], node = numa_node_of_cpu(sched_getcpu());
+        pid_t pid;
+        char c;
+
+        cr_assert_geq(node, 0);
+        cr_assert_eq(pipe(fds), 0);
+        pid = fork();
+        cr_assert_geq(pid, 0);
+        if (pid == 0) {
+                /* Populated by the kernel: a memset() of memory never read may be optimised out. */
+                (void) mmap(NULL, size, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+                (void) write(fds[1], "x", 1);
+                pause();
+                _exit(0);
+        }
+        close(fds[1]);
+        cr_assert_eq(read(fds[0], &c, 1), 1);
+        close(fds[0]);
+        cr_expect_eq(proc_task_rss_read_at(proc_fd, pid, &rss), 0);
+        cr_expect_geq(rss, 64 * 1024, "%" PRIu64 " KiB resident", rss);
+        for (int n = 0; n <= numa_max_node(); n++) {
+                cr_assert_eq(
+                        proc_task_numa_maps_read_at(proc_fd, pid, (unsigned) n, 1u << 24, &kib), 0);
+                total += kib;
+        }
+        cr_expect_geq(total, 64 * 1024, "%" PRIu64 " KiB on all nodes", total);
+        cr_expect_leq(total, rss + 4096, "%" PRIu64 " KiB on all nodes, %" PRIu64 " resident",
+                      total, rss);
+        cr_expect_eq(proc_task_numa_maps_read_at(proc_fd, pid, 0, 4096, &kib), -EFBIG,
+                     "more than 4 KiB of numa_maps");
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        cr_expect_eq(proc_task_numa_maps_read_at(proc_fd, pid, 0, 1u << 24, &kib), -ESRCH);
+        cr_expect_eq(proc_task_rss_read_at(proc_fd, pid, &rss), -ESRCH);
 }
