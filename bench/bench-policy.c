@@ -5,7 +5,8 @@
  * tasks that a seeded PRNG (here, never in the policy) places unevenly: a task's node is drawn
  * with density falling across the nodes, its CPU at random inside it; a fifth are busy, the rest
  * use 5-80% of a CPU; some are the daemon's (some of those narrowed to half a node), some
- * foreign, some just moved, spread over 100 cgroups of which 10 are protected. CPU utilisation
+ * foreign, some just moved, spread over 100 cgroups of which 10 are protected; each has 1 MiB to
+ * 1 GiB of memory on its node (what the choice of the task to move weighs). CPU utilisation
  * and wait follow from the placement as the sampler would measure them.
  *
  * Per cell, the median (and best) of REPS runs of:
@@ -134,7 +135,10 @@ static void place_task(World *w, PolicyTask *k, size_t i) {
                 .demand_permyriad = rng_below(5) == 0 ? 10000 : 500 + rng_below(7500),
                 .allowed = topology_usable_cpus(w->topo),
                 .last_move_usec = rng_below(10) == 0 ? 55 * UINT64_C(1000000) : 0,
+                /* 1 MiB to 1 GiB on its node, the heavier ones read from numa_maps */
+                .mem_kib = UINT64_C(1024) << rng_below(11),
         };
+        k->mem_exact = k->mem_kib >= 16 * 1024;
         (void) snprintf(k->comm, sizeof k->comm, "worker%zu", i % 97);
         if (kind < 30) { /* the daemon's, on its node; one in 30 of those narrowed */
                 k->ours = true;

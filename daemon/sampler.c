@@ -548,9 +548,13 @@ static void thread_account(const Sampler *s, const Tick *k, bool counting, Threa
                 ret->wait_ns = MIN(now->wait_ns, max_ns);
                 ret->timeslices = now->timeslices;
         } else if (counting) {
+                /* A thread runs and waits at most the interval: the kernel adds a wait when the
+                 * thread next runs, so a delta can hold waits of the interval before. */
+                uint64_t max_ns = k->interval_usec * 1000u;
+
                 ret->cpu_ticks = sub_clamped(now->ticks, th->cpu_ticks);
-                ret->runwait_ns = sub_clamped(now->runwait_ns, th->runwait_ns);
-                ret->wait_ns = sub_clamped(now->wait_ns, th->wait_ns);
+                ret->runwait_ns = MIN(sub_clamped(now->runwait_ns, th->runwait_ns), max_ns);
+                ret->wait_ns = MIN(sub_clamped(now->wait_ns, th->wait_ns), max_ns);
                 ret->timeslices = sub_clamped(now->timeslices, th->timeslices);
                 ret->has_runwait = now->has_runwait && th->had_runwait;
         }

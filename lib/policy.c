@@ -124,6 +124,16 @@ static bool node_has_idle_cpu(const Node *n) {
         return n->cap > 0 && n->load + ONE_CPU <= n->cap * ONE_CPU + SLACK;
 }
 
+/* Room for a task of load: the node's load with it rounds to no more than its CPUs (the node's
+ * measured load carries an emulated guest's tenths, and a task's own wait when it shared a CPU). */
+static bool node_fits(const Node *n, uint64_t load) {
+        return n->cap > 0 && n->load + load < n->cap * ONE_CPU + POLICY_FIT_SLACK_PERMYRIAD;
+}
+
+static bool node_has_room(const Node *n) {
+        return node_fits(n, ONE_CPU);
+}
+
 static bool node_overloaded(const Node *n) {
         return n->load > n->cap * ONE_CPU + SLACK;
 }
@@ -785,11 +795,11 @@ static bool pair_usable(const Ctx *c, unsigned b, unsigned t) {
         return b != t && c->nodes[b].cap > 0 && c->nodes[t].cap > 0;
 }
 
-/* The room rule: tasks wait on B, T has an idle CPU (and the ratio: node_imbalance_pct still
- * resists as configured; the gap does not, a task must not wait while a CPU is free). */
+/* The room rule: tasks wait on B, T has room for a CPU's worth (and the ratio: node_imbalance_pct
+ * still resists as configured; the gap does not, a task must not wait while a CPU is free). */
 static bool pair_room(const Ctx *c, unsigned b, unsigned t) {
         return pair_usable(c, b, t) && node_overloaded(&c->nodes[b]) &&
-               node_has_idle_cpu(&c->nodes[t]) && pair_ratio_ok(c, b, t);
+               node_has_room(&c->nodes[t]) && pair_ratio_ok(c, b, t);
 }
 
 /* The balance rule: the ratio past the pair's resistance, and a gap of more than the minimum. */
@@ -849,7 +859,10 @@ static void update_holds(Ctx *c, PolicyState *s) {
                                 *since = NEVER;
                                 continue;
                         }
-                        if (*since == NEVER || *since > c->now)
+                        /* A node with an expected load has no measurement since a move: its
+                         * pairs' holds start from the first one that does. */
+                        if (*since == NEVER || *since > c->now || c->nodes[b].expected ||
+                            c->nodes[t].expected)
                                 *since = c->now;
                         c->held[i] = c->now - *since >= c->p->node_imbalance_hold_usec ||
                                      c->force_node_balance;
@@ -1076,13 +1089,12 @@ static bool dest_before(const Ctx *c, unsigned b, unsigned t, unsigned other) {
         return d != 0 ? d < 0 : t < other;
 }
 
-/* The distance from b to the nearest node with an idle CPU; UINT_MAX if none has one. */
+/* The distance from b to the nearest node with room for a CPU's worth; UINT_MAX if none has. */
 static unsigned room_distance(const Ctx *c, unsigned b) {
         unsigned best = UINT_MAX;
 
         for (unsigned t = 0; t < c->n_nodes; t++)
-                if (pair_usable(c, b, t) && node_has_idle_cpu(&c->nodes[t]) &&
-                    distance(c, b, t) < best)
+                if (pair_usable(c, b, t) && node_has_room(&c->nodes[t]) && distance(c, b, t) < best)
                         best = distance(c, b, t);
         return best;
 }
@@ -1111,7 +1123,8 @@ typedef struct Choice {
         size_t idx, passed;
 } Choice;
 
-/* Whether candidate k of b may go to t for this kind of move; *ret_score: how far from even the
+/* Whether candidate k of b may go to t for this kind of move (but for its affinity: see
+ * cand_reaches()); *ret_score: how far from even the
  * two nodes' loads per CPU would be, |D - d (cap(B) + cap(T))| with D = load(B) cap(T) -
  * load(T) cap(B), for a move that makes it strictly smaller (0 < d (cap(B) + cap(T)) < 2D). */
 static bool cand_ok(const Ctx *c, const Cand *k, unsigned b, unsigned t, MoveKind kind,
@@ -1121,13 +1134,19 @@ static bool cand_ok(const Ctx *c, const Cand *k, unsigned b, unsigned t, MoveKin
 
         if (moved >= 2 * cross || c->moved[k->idx])
                 return false;
-        if (kind == MOVE_ROOM && (nt->load + k->load > nt->cap * ONE_CPU + SLACK ||
-                                  k->load > 2 * (nb->load - nb->cap * ONE_CPU)))
-                return false;
-        if (k->keeps_affinity && !masks_intersect(c->snap->tasks[k->idx].allowed, nt->usable))
+        if (kind == MOVE_ROOM &&
+            (!node_fits(nt, k->load) ||
+             k->load > nb->load - nb->cap * ONE_CPU + POLICY_ROOM_SLACK_PERMYRIAD))
                 return false;
         *ret_score = moved > cross ? moved - cross : cross - moved;
         return true;
+}
+
+/* Whether candidate k may run on t at all: last, only for a candidate about to be chosen (a mask
+ * test over up to 8192 CPUs). */
+static bool cand_reaches(const Ctx *c, const Cand *k, unsigned t) {
+        return !k->keeps_affinity ||
+               masks_intersect(c->snap->tasks[k->idx].allowed, c->nodes[t].usable);
 }
 
 /* a before b as the task to move, of the same balance: less memory, closer, lower pid. */
@@ -1156,7 +1175,8 @@ static Choice best_task(const Ctx *c, unsigned b, unsigned t, MoveKind kind) {
                 const Cand *k = &nb->cands[j];
 
                 if (cand_ok(c, k, b, t, kind, &score) &&
-                    (!top || score < top_score || (score == top_score && k->pid < top->pid)))
+                    (!top || score < top_score || (score == top_score && k->pid < top->pid)) &&
+                    cand_reaches(c, k, t))
                         top = k, top_score = score;
         }
         if (!top)
@@ -1170,11 +1190,12 @@ static Choice best_task(const Ctx *c, unsigned b, unsigned t, MoveKind kind) {
 
                 if (!cand_ok(c, k, b, t, kind, &score) || score > same)
                         continue;
-                if (!best || cand_before(c, k, score, best, best_score))
+                if ((!best || cand_before(c, k, score, best, best_score)) && cand_reaches(c, k, t))
                         best = k, best_score = score;
         }
+        /* the task passed over is named for a MiB or more of difference, not for noise */
         return (Choice){ .idx = best->idx,
-                         .passed = top->mem_kib > best->mem_kib ? top->idx : SIZE_MAX };
+                         .passed = top->mem_kib >= best->mem_kib + 1024 ? top->idx : SIZE_MAX };
 }
 
 /* ", 3 MiB on node 0" (numa_maps) or ", 3 MiB resident" (statm), for reasons; "" unknown */
@@ -1211,7 +1232,7 @@ static void move_reason(const Ctx *c, const PlanMove *m, unsigned b, unsigned t,
         node_text(c, b, src, sizeof src);
         node_text(c, t, dst, sizeof dst);
         if (kind == MOVE_ROOM)
-                reason_printf(why, sizeof why, "%s waiting; nearest idle CPU, distance %u",
+                reason_printf(why, sizeof why, "%s waiting; nearest room, distance %u",
                               fmt_load(w, nb->load - nb->cap * ONE_CPU), distance(c, b, t));
         else
                 reason_printf(why, sizeof why, "ratio > %u%%, gap %s > %u, distance %u",

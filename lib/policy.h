@@ -29,12 +29,14 @@
  * Across nodes (on ticks where tick % idle_node_multiplier == 0 while some node has an idle CPU,
  * tick % busy_node_multiplier == 0 otherwise; the first policy_plan() is tick 0; never with one
  * node), two kinds of move, for a source node B and a node T:
- *   room     B is overloaded (tasks wait), T has an idle CPU, and the ratio below holds (the
- *            gap need not: a task must not wait while a CPU is free). The task moved must fit there
- *            (load(T) + load(task) <= cap(T) * 10000 + slack) and be worth its move: its load at
- *            most twice what B has waiting (load(B) - cap(B) * 10000), so a node just over its
- *            CPUs (housekeeping's wait) does not send a whole task, and its memory, away for a
- *            fraction of one.
+ *   room     B is overloaded (tasks wait), T has room (load(T) + 10000 < cap(T) * 10000 +
+ *            POLICY_FIT_SLACK_PERMYRIAD: its load with a CPU's worth more rounds to no more than
+ *            its CPUs), and the ratio below holds (the gap need not: a task must not wait while
+ *            a CPU is free). The task moved must fit there (load(T) + load(task) < cap(T) *
+ *            10000 + POLICY_FIT_SLACK_PERMYRIAD) and be worth its move: what waits
+ *            on B (load(B) - cap(B) * 10000) at least its load less POLICY_ROOM_SLACK_PERMYRIAD,
+ *            so a node over its CPUs by housekeeping's wait (0.7 CPU seen in an emulated guest)
+ *            does not send a whole task, and its memory, away for a part of one.
  *   balance  100 * load(B)/cap(B) > pct(B,T) * load(T)/cap(T)
  *                where pct(B,T) = 100 + (node_imbalance_pct - 100) * distance(B,T) / nearest
  *                remote distance from B, so farther nodes need a larger imbalance (the
@@ -51,8 +53,10 @@
  * with room, the nearest (loads decide only between nodes at the same distance: lower load per
  * CPU, then lower id); then balance, by distance tiers as the kernel's sched domains balance the
  * nearest level first: the nearest node that qualifies, then lower load per CPU, then lower id,
- * and never a node farther than the nearest one with an idle CPU. No overshoot: a move restarts
- * the hold of every pair its source or destination is in, and until a snapshot's interval starts
+ * and never a node farther than the nearest one with room. No overshoot: a move restarts
+ * the hold of every pair its source or destination is in, the hold counting from the first
+ * snapshot measured after the move (a wait is accounted when the task next runs, so a snapshot's
+ * loads can still hold waits from before the move); and until a snapshot's interval starts
  * after a plan that moved a task across nodes (a full interval), the nodes that plan touched
  * have the loads it left them with (the moved task's load taken off its source and added at its
  * destination), not the measurement, which still counts the task where it was for part of the
@@ -191,6 +195,13 @@
  * that leaves less memory behind is chosen: a quarter CPU of someone's housekeeping (an emulated
  * guest's interrupts reached 0.22) is not worth a task's memory at a distance. */
 #define POLICY_SAME_BALANCE_PERMYRIAD 2500u
+/* A node has room for a task when its load with the task is under its CPUs and half a CPU: the
+ * sum rounded to whole CPUs. A node running one task on 2 CPUs measured 1.28 in an emulated guest
+ * (housekeeping, the task's own wait when it shared a CPU). */
+#define POLICY_FIT_SLACK_PERMYRIAD 5000u
+/* A task moves for room only when what waits on its node is its load less at most this (a
+ * quarter of a CPU): a whole task's move for a whole task's wait. */
+#define POLICY_ROOM_SLACK_PERMYRIAD 2500u
 /* The gap of the balance rule is rounded to whole tasks: it must exceed node_min_imbalance by
  * this (half a task). */
 #define POLICY_GAP_SLACK_PERMYRIAD 5000u

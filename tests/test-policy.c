@@ -493,9 +493,9 @@ Test(policy, gap_just_above_min_imbalance_and_a_half_moves) {
 }
 
 /* Housekeeping's wait on a full node is no reason to send a whole task away: node 0's two tasks
- * wait 0.2 CPU behind it, node 1 is idle, and nothing moves. With a 0.4-CPU task more, 0.6 waits:
- * a whole task is worth moving then, and the one that evens the nodes best goes. */
-Test(policy, a_task_moves_for_room_only_if_it_relieves_half_its_load) {
+ * wait 0.2 CPU behind it, node 1 is idle, and nothing moves. With a 0.4-CPU task more, 0.56
+ * waits: the 0.4 task moves for it, not a whole one (which would even the loads out better). */
+Test(policy, a_task_moves_for_room_only_for_about_its_own_load_waiting) {
         _cleanup_sim_ Sim *s = sim_new(TWO_NODES, NULL);
         _cleanup_plan_ Plan *p = NULL;
 
@@ -509,7 +509,7 @@ Test(policy, a_task_moves_for_room_only_if_it_relieves_half_its_load) {
         (void) sim_task(s, 12, 0, 4000); /* 25578 measured: 0.56 waiting */
         p = sim_plan(s);
         cr_assert_eq(p->n_moves, 1);
-        cr_expect_eq(p->moves[0].pid, 10, "%s", p->moves[0].reason);
+        cr_expect_eq(p->moves[0].pid, 12, "%s", p->moves[0].reason);
 }
 
 /* 5 tasks on node 0 (one waits), 2 on node 1 (2 idle CPUs): the gap, 3, is within the 4 of
@@ -527,7 +527,7 @@ Test(policy, overload_exception_moves_within_min_imbalance) {
         cr_assert_eq(p->n_moves, 1, "then node 0 is no longer overloaded");
         cr_expect_eq(p->moves[0].from_node, 0);
         cr_expect_eq(p->moves[0].to_node, 1);
-        cr_expect(strstr(p->moves[0].reason, "1.00 waiting; nearest idle CPU") != NULL, "%s",
+        cr_expect(strstr(p->moves[0].reason, "1.00 waiting; nearest room") != NULL, "%s",
                   p->moves[0].reason);
 }
 
@@ -693,7 +693,8 @@ Test(policy, nearly_idle_far_nodes_are_still_chosen_last) {
 }
 
 /* Loads do not outweigh distance where there is room: a near node busy with 1.1 CPU (room for
- * a task yet) comes before an idle far one; near nodes without an idle CPU send it far. The
+ * a task yet) comes before an idle far one; near nodes without room (1.6 CPU: 2.6 with a task)
+ * send it far. The
  * plans are not applied: each snapshot starts after the plan before it (half a tick). */
 Test(policy, a_near_node_with_room_comes_before_an_idle_far_one) {
         _cleanup_sim_ Sim *s = sim_new(EIGHT_NODES, eight_distances);
@@ -709,11 +710,11 @@ Test(policy, a_near_node_with_room_comes_before_an_idle_far_one) {
         p = sim_plan(s);
         cr_assert_eq(p->n_moves, 1);
         cr_expect_eq(p->moves[0].to_node, 5, "the nearest node with room, 1.1 CPU busy");
-        cr_expect(strstr(p->moves[0].reason, "nearest idle CPU, distance 16") != NULL, "%s",
+        cr_expect(strstr(p->moves[0].reason, "nearest room, distance 16") != NULL, "%s",
                   p->moves[0].reason);
         plan_free(TAKE_PTR(p));
         for (unsigned c = 10; c < 16; c++)
-                s->base[c] = 6000; /* 12000 a node: no idle CPU */
+                s->base[c] = 8000; /* 16000 a node: no room */
         p = sim_plan(s);
         cr_assert_eq(p->n_moves, 1);
         cr_expect_eq(p->moves[0].to_node, 0, "the idle far node with the lowest id");
@@ -1039,14 +1040,17 @@ Test(policy, repairs_past_the_cap_are_taken_in_pid_order) {
 /*
  * Seed 002's machine, defaults: 8 busy tasks start on node 0 (2 per CPU). The fewest moves that
  * give every task a CPU of its own is 4; resistance (4 tasks) keeps the rest near their memory.
- * Ticks: hold 2 s, balancing every 2nd tick, 2 moves a tick: done by the 5th tick.
+ * Ticks: hold 2 s, balancing every 2nd tick, 2 moves a tick: 2 moves at the 3rd; the holds of
+ * their nodes restart and count from the 4th (the first snapshot measured after them), so the
+ * other 2 at the 7th.
  */
 Test(policy, eight_tasks_on_numaq_get_a_cpu_each_in_4_moves) {
         _cleanup_sim_ Sim *s = sim_new(NUMAQ, NULL);
         static const unsigned want[] = { 4, 2, 1, 1 };
 
         sim_busy(s, 10, 8, 0, 3);
-        cr_expect_eq(sim_run(s, 5), 4);
+        cr_expect_eq(sim_run(s, 6), 2);
+        cr_expect_eq(sim_run(s, 1), 2);
         cr_expect_eq(sim_run(s, 30), 0, "stable");
         for (unsigned n = 0; n < 4; n++) {
                 cr_expect_eq(sim_node_tasks(s, n), want[n], "node %u", n);
@@ -1081,16 +1085,19 @@ static size_t sim_run_counting(Sim *s, unsigned n, unsigned *distance_sum, unsig
 
 /* The issue's 3-node machine: node 1 at 12 from node 0, node 2 at 30 from both. 4 CPU-bound tasks
  * on node 0: every task can have a CPU of its own without the far node, so it ends 2/2/0 in two
- * moves, one a tick or two at once, and stays. */
+ * moves, one a tick or two at once, and stays; also with 0.3 CPU of housekeeping on node 1 (an
+ * emulated guest's: a node with one task there measured 1.28), where the second task still has
+ * room and what the first two then wait is no task's worth. */
 Test(policy, three_nodes_end_two_two_zero_in_two_moves) {
-        for (unsigned per_tick = 1; per_tick <= 2; per_tick++) {
+        for (unsigned run = 0; run < 4; run++) {
                 _cleanup_sim_ Sim *s =
                         sim_new("pack:3 numa:1 core:2 pu:1", "10,12,30;12,10,30;30,30,10");
                 unsigned dist = 0, far = 0;
 
-                s->t.max_moves_per_tick = per_tick;
+                s->t.max_moves_per_tick = 1 + run % 2;
+                s->base[3] = run < 2 ? 0 : 3000;
                 sim_busy(s, 10, 4, 0, 1);
-                cr_expect_eq(sim_run_counting(s, 30, &dist, &far, 30), 2, "%u a tick", per_tick);
+                cr_expect_eq(sim_run_counting(s, 30, &dist, &far, 30), 2, "run %u", run);
                 cr_expect_eq(sim_node_tasks(s, 0), 2);
                 cr_expect_eq(sim_node_tasks(s, 1), 2);
                 cr_expect_eq(sim_node_tasks(s, 2), 0, "nothing crosses distance 30");
@@ -2505,7 +2512,7 @@ Test(policy, report_plan_writes_one_line_per_action) {
         cr_expect_str_eq(out,
                          "move pid 11 (task11) node 0 -> 1 mask 2-3: node 0 load 4.00 on 2 CPUs "
                          "(2.00/CPU) vs node 1 load 0.00 on 2 CPUs (0.00/CPU): 2.00 waiting; "
-                         "nearest idle CPU, distance 20, for 0.0 s; task 1.00; not pid 10 (3 MiB "
+                         "nearest room, distance 20, for 0.0 s; task 1.00; not pid 10 (3 MiB "
                          "resident)\n"
                          "weight cgbalance.slice/a 20 -> 100: protected, below weight_min 100\n");
 }
