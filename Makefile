@@ -7,6 +7,7 @@
 #                   (VM_CASES="00 10" picks some); tests/vm/vm-run installs qemu and the kernel
 #   make check-systemd  build, run the installed service under systemd as PID 1 in a qemu guest
 #   make bench      build and run the benchmarks under bench/
+#   make compare-placement  the placement cases three ways (kernel, numad, cgbalanced) in qemu guests
 #   make fuzz       run each libFuzzer target for FUZZ_SECONDS (clang)
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make analyze    cppcheck, fails on findings
@@ -169,6 +170,13 @@ check: deps
 # The multi-node cgroup v2 checks, in emulated machines (a few minutes).
 check-vm: deps
 	@$(MAKE) --no-print-directory check-vm-run
+
+# The placement cases three ways (the kernel, numad, cgbalanced) in emulated NUMA guests: a run for
+# the README (about 6 minutes), not part of check.
+.PHONY: compare-placement
+compare-placement: deps
+	@$(MAKE) --no-print-directory all
+	@bench/compare-placement $(CURDIR)/$(BUILD)
 
 .PHONY: check-vm-run
 check-vm-run: all $(TEST_BINS)

@@ -36,6 +36,9 @@ const Benchmark benchmarks[] = {
         { "reaim", "003", "AIM7's users stepped to a crossover: jobs per minute", reaim_main },
         { "pipe", "modern", "two tasks ping-pong over pipes, as perf bench sched pipe: usecs/op",
           pipe_main },
+        { "placement", "modern",
+          "tasks started on one node: cross-node moves, distance, wait, memory local",
+          placement_main },
 };
 const size_t n_benchmarks = ELEMENTSOF(benchmarks);
 

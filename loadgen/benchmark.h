@@ -45,6 +45,7 @@ int kernbench_main(int argc, char *argv[]);
 int schedbench_main(int argc, char *argv[]);
 int reaim_main(int argc, char *argv[]);
 int pipe_main(int argc, char *argv[]);
+int placement_main(int argc, char *argv[]);
 
 /* ---- axes */
 

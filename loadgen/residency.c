@@ -20,6 +20,7 @@ void residency_sample(Residency *r, uint64_t utime, int node) {
 
         if (node >= 0 && (unsigned) node < RESIDENCY_MAX_NODES) {
                 r->ticks[node] += delta;
+                r->moves += r->last_node >= 0 && r->last_node != node;
                 r->last_node = node;
         }
         r->last_utime = MAX(r->last_utime, utime);
@@ -107,6 +108,7 @@ typedef struct SampledTask {
         int last_cpu; /* at the last sample (the initial CPU before the first); -1 unknown */
         uint64_t samples;
         Residency res;
+        uint64_t distance; /* the sum of the distances of its moves */
         uint64_t *cpu_ticks; /* n_cpu_ticks entries, grown as CPUs are seen */
         unsigned n_cpu_ticks;
 } SampledTask;
@@ -118,6 +120,7 @@ struct ResidencySampler {
         unsigned n_cpus;
         int node_ids[RESIDENCY_MAX_NODES];
         unsigned n_nodes;
+        unsigned *distances; /* n_nodes x n_nodes, by index */
         SampledTask *tasks;
         size_t n_tasks, cap_tasks;
 };
@@ -146,6 +149,12 @@ int residency_sampler_new_at(const Topology *t, int proc_fd, ResidencySampler **
         s->n_nodes = nodes;
         for (unsigned i = 0; i < nodes; i++)
                 s->node_ids[i] = topology_node_id(t, i);
+        s->distances = calloc(MAX((size_t) nodes * nodes, 1u), sizeof *s->distances);
+        if (!s->distances)
+                return -ENOMEM;
+        if (nodes > 0)
+                memcpy(s->distances, topology_distances(t),
+                       (size_t) nodes * nodes * sizeof *s->distances);
         s->hz = residency_ticks_per_s();
         s->proc_fd = fcntl(proc_fd, F_DUPFD_CLOEXEC, 3);
         if (s->proc_fd < 0)
@@ -172,6 +181,7 @@ ResidencySampler *residency_sampler_free(ResidencySampler *s) {
         }
         free(s->tasks);
         free(s->cpu_node);
+        free(s->distances);
         if (s->proc_fd >= 0)
                 (void) close(s->proc_fd);
         return mfree(s);
@@ -260,7 +270,7 @@ int residency_sampler_add(ResidencySampler *s, pid_t pid, size_t *ret_index) {
 
 static void sample_task(ResidencySampler *s, SampledTask *t) {
         uint64_t utime, before = t->res.last_utime;
-        int cpu, r;
+        int cpu, node, r;
 
         r = read_stat(t->fd, &utime, &cpu);
         if (r == -ESRCH) {
@@ -271,7 +281,10 @@ static void sample_task(ResidencySampler *s, SampledTask *t) {
         }
         if (r < 0)
                 return;
-        residency_sample(&t->res, utime, residency_sampler_cpu_node(s, cpu));
+        node = residency_sampler_cpu_node(s, cpu);
+        if (node >= 0 && t->res.last_node >= 0 && node != t->res.last_node)
+                t->distance += s->distances[(size_t) t->res.last_node * s->n_nodes + (size_t) node];
+        residency_sample(&t->res, utime, node);
         if (utime > before)
                 credit_cpu(t, cpu, utime - before);
         t->last_cpu = cpu;
@@ -302,6 +315,15 @@ void residency_sampler_finish(ResidencySampler *s, size_t index, uint64_t final_
                 (void) close(t->fd);
         t->fd = -EBADF;
         t->finished = true;
+}
+
+uint32_t residency_sampler_moves(const ResidencySampler *s, size_t index, uint64_t *ret_distance) {
+        if (index >= s->n_tasks) {
+                *ret_distance = 0;
+                return 0;
+        }
+        *ret_distance = s->tasks[index].distance;
+        return s->tasks[index].res.moves;
 }
 
 size_t residency_sampler_n_tasks(const ResidencySampler *s) {

@@ -38,6 +38,7 @@ typedef struct Residency {
         uint64_t ticks[RESIDENCY_MAX_NODES];
         uint64_t last_utime; /* at the last sample */
         int last_node; /* node index seen at the last sample; -1 before the first */
+        uint32_t moves; /* samples that saw it on another node than the last seen */
 } Residency;
 
 /* A Residency with no samples. */
@@ -46,7 +47,8 @@ void residency_init(Residency *r);
 /*
  * One sample: the task's utime (ticks, monotonic) and the index of the node of the CPU it was
  * seen on (-1: unknown, nothing attributed but the utime is taken as seen). The utime since the
- * previous sample, or since 0 for the first, goes to node.
+ * previous sample, or since 0 for the first, goes to node; a node other than the last seen counts
+ * a move.
  */
 void residency_sample(Residency *r, uint64_t utime, int node);
 
@@ -145,6 +147,11 @@ int residency_sampler_initial_node(const ResidencySampler *s, size_t index);
 
 /* The node id with the most ticks (the lowest index on a tie); -1 if none has any. */
 int residency_sampler_most_node(const ResidencySampler *s, size_t index);
+
+/* The task's cross-node moves seen and the sum of their node distances (the Topology's: 10 local,
+ * 20 remote by default); 0 for a bad index. A task that went and came back between two samples
+ * is not seen to move. */
+uint32_t residency_sampler_moves(const ResidencySampler *s, size_t index, uint64_t *ret_distance);
 
 /* How many samples read the task (the one in residency_sampler_finish() included). */
 uint64_t residency_sampler_samples(const ResidencySampler *s, size_t index);

@@ -18,7 +18,7 @@ cgb_init 2
 node0=$(cgb_node_cpus "${CGB_NODES[0]}")
 taskset -pc "$(cgb_node_cpus "${CGB_NODES[1]}")" $$ >/dev/null || cgb_fail "cannot pin the case to node 1"
 heavy=()
-for i in 1 2; do
+for _ in 1 2; do
         # bash keeps the 48 MiB string it read: resident, first touched on node 0.
         cgb_task_start mem 'm=$(head -c 48M /dev/zero | tr "\0" x); while :; do :; done' "$node0"
         heavy+=("$CGB_TASK_PID")
