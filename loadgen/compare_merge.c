@@ -27,6 +27,7 @@ const CompareSuite compare_suites[] = {
         { "reflex", COMPARE_LAYOUT_COLUMNS, true, " " },
         { "chat", COMPARE_LAYOUT_COLUMNS, true, " " },
         { "pipe", COMPARE_LAYOUT_PREFIX, false, NULL },
+        { "placement", COMPARE_LAYOUT_PREFIX, false, NULL },
 };
 const size_t n_compare_suites = ELEMENTSOF(compare_suites);
 

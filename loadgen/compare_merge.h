@@ -29,8 +29,8 @@ typedef enum CompareLayout {
          */
         COMPARE_LAYOUT_COLUMNS,
         /*
-         * The suite prints no label (pipe): each line that differs between the outputs is
-         * printed once per configuration, the row's name before it.
+         * The suite prints no label (pipe, placement): each line that differs between the outputs
+         * is printed once per configuration, the row's name before it.
          */
         COMPARE_LAYOUT_PREFIX,
 } CompareLayout;

@@ -493,6 +493,7 @@ static void json_report(Json *j, const Options *o, const Result *res) {
                 const PlacementTask *t = &res->tasks[i];
 
                 json_begin(j, '{');
+                json_u64(j, "task", i);
                 json_string(j, "kind", t->mem ? "mem" : "cpu");
                 json_i64(j, "start_node", t->start_node);
                 json_i64(j, "end_node", t->end_node);

@@ -137,6 +137,9 @@ static const SuiteFigure suite_figures[] = {
         { "pipe", "placement", .y_key = "usecs_per_op", .style = FIGURE_BARS,
           .what = "pipe: ping-pong between two processes", .xlabel = "where the two ran",
           .ylabel = "usec per round trip, lower is better" },
+        { "placement", "task", .y_key = "distance", .style = FIGURE_BARS,
+          .what = "placement: how far each task was moved", .xlabel = "task",
+          .ylabel = "sum of node distances moved, lower is better" },
 };
 
 /* ---- memory */
@@ -753,7 +756,8 @@ static int plot_read(Plot *p, json_object *root) {
                 if (!sf)
                         return bad(p, "the top level",
                                    "suite \"%s\" is none loadgen plot knows (contest, hackbench, "
-                                   "lat_ctx, reflex, chat, kernbench, schedbench, reaim, pipe)",
+                                   "lat_ctx, reflex, chat, kernbench, schedbench, reaim, pipe, "
+                                   "placement)",
                                    p->suite);
         }
         r = command_line(p, root);

@@ -234,6 +234,27 @@ Test(merge, pipe_names_each_configurations_line) {
                 "ops/sec\n");
 }
 
+/* placement: the heading and the column names once, each task's row and the total per row. */
+Test(merge, placement_names_each_configurations_line) {
+        _cleanup_free_ char *m =
+                merge("placement",
+                      "# 1 tasks (0 holding 256 MiB) started on node 0, left pinned, 1.0 s\n"
+                      "Task  Kind  Mem(MiB) Start  End  Moves  Distance  Wait(s)  Local%\n"
+                      "0     cpu          0     0    0      0         0     0.50       -\n"
+                      "Total: tasks per node at the end 1/0, 0 cross-node moves\n",
+                      "# 1 tasks (0 holding 256 MiB) started on node 0, left pinned, 1.0 s\n"
+                      "Task  Kind  Mem(MiB) Start  End  Moves  Distance  Wait(s)  Local%\n"
+                      "0     cpu          0     0    1      1        20     0.10       -\n"
+                      "Total: tasks per node at the end 0/1, 1 cross-node moves\n");
+
+        cr_expect_str_eq(m, "# 1 tasks (0 holding 256 MiB) started on node 0, left pinned, 1.0 s\n"
+                            "Task  Kind  Mem(MiB) Start  End  Moves  Distance  Wait(s)  Local%\n"
+                            "A 0     cpu          0     0    0      0         0     0.50       -\n"
+                            "B 0     cpu          0     0    1      1        20     0.10       -\n"
+                            "A Total: tasks per node at the end 1/0, 0 cross-node moves\n"
+                            "B Total: tasks per node at the end 0/1, 1 cross-node moves\n");
+}
+
 /* ---- outputs of different shapes */
 
 Test(merge, outputs_of_different_shapes_are_refused_and_printed_apart) {
