@@ -1073,7 +1073,7 @@ static unsigned sort_sources(Ctx *c) {
 }
 
 typedef enum MoveKind {
-        MOVE_ROOM, /* tasks wait on the source, the destination has an idle CPU */
+        MOVE_ROOM, /* tasks wait on the source, the destination has room */
         MOVE_BALANCE, /* the ratio and the gap, by distance tiers */
 } MoveKind;
 
@@ -1123,10 +1123,10 @@ typedef struct Choice {
         size_t idx, passed;
 } Choice;
 
-/* Whether candidate k of b may go to t for this kind of move (but for its affinity: see
- * cand_reaches()); *ret_score: how far from even the
- * two nodes' loads per CPU would be, |D - d (cap(B) + cap(T))| with D = load(B) cap(T) -
- * load(T) cap(B), for a move that makes it strictly smaller (0 < d (cap(B) + cap(T)) < 2D). */
+/* Whether candidate k of b may go to t for this kind of move (its affinity aside: see
+ * cand_reaches()); *ret_score: how far from even the two nodes' loads per CPU would be,
+ * |D - d (cap(B) + cap(T))| with D = load(B) cap(T) - load(T) cap(B), for a move that makes it
+ * strictly smaller (0 < d (cap(B) + cap(T)) < 2D). */
 static bool cand_ok(const Ctx *c, const Cand *k, unsigned b, unsigned t, MoveKind kind,
                     uint64_t *ret_score) {
         const Node *nb = &c->nodes[b], *nt = &c->nodes[t];
@@ -1161,10 +1161,9 @@ static bool cand_before(const Ctx *c, const Cand *a, uint64_t sa, const Cand *b,
 }
 
 /*
- * The task of b to move to t: of those whose move makes the balance closest, within
- * POLICY_SAME_BALANCE_PERMYRIAD of a task's gap of it (the same balance), the one with the least
- * memory on b.
- * Two passes over b's candidates: the closest result, then the choice among its equals.
+ * The task of b to move to t: of those whose move leaves a gap within POLICY_SAME_BALANCE_PERMYRIAD
+ * of a task of the closest (the same balance), the one with the least memory on b. Two passes over
+ * b's candidates: the closest result, then the choice among its equals.
  */
 static Choice best_task(const Ctx *c, unsigned b, unsigned t, MoveKind kind) {
         const Node *nb = &c->nodes[b], *nt = &c->nodes[t];
