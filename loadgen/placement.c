@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -323,32 +322,29 @@ static uint64_t wait_usec_of(int proc_fd, pid_t pid) {
         return proc_task_schedstat_read_at(proc_fd, pid, 0, &ss) >= 0 ? ss.wait_ns / 1000 : 0;
 }
 
-/* Samples every RESIDENCY_SAMPLE_USEC (rs may be NULL) until deadline (CLOCK_MONOTONIC usec); with
- * fd (>= 0) also counts the bytes that arrive on it into *ready, returning early once it reaches
- * want or the fd ends (-ECHILD: a task died before it was ready). */
-static int sample_until(ResidencySampler *rs, uint64_t deadline, int fd, size_t *ready,
-                        size_t want) {
-        for (;;) {
-                uint64_t now = clock_usec(CLOCK_MONOTONIC);
-                struct pollfd p = { .fd = fd, .events = POLLIN };
-                int timeout;
+/* Reads the one byte each of n tasks writes once ready: 0, or -ECHILD when the pipe ends first (a
+ * task died before it was ready). */
+static int wait_ready(int fd, size_t n) {
+        for (size_t ready = 0; ready < n;) {
+                char buf[PLACEMENT_MAX_TASKS];
+                ssize_t k = read(fd, buf, sizeof buf);
 
-                if (fd >= 0 && *ready >= want)
-                        return 0;
-                if (now >= deadline)
-                        return fd >= 0 ? -ETIMEDOUT : 0;
-                timeout = (int) MIN((deadline - now) / 1000 + 1, RESIDENCY_SAMPLE_USEC / 1000);
-                if (poll(&p, fd >= 0 ? 1 : 0, timeout) > 0) {
-                        char buf[PLACEMENT_MAX_TASKS];
-                        ssize_t k = read(fd, buf, sizeof buf);
+                if (k == 0)
+                        return -ECHILD;
+                if (k < 0 && errno != EINTR)
+                        return negative_errno();
+                if (k > 0)
+                        ready += (size_t) k;
+        }
+        return 0;
+}
 
-                        if (k == 0)
-                                return -ECHILD;
-                        if (k > 0)
-                                *ready += (size_t) k;
-                }
-                if (rs)
-                        residency_sampler_sample(rs);
+/* Samples every RESIDENCY_SAMPLE_USEC for usec. */
+static void sample_for(ResidencySampler *rs, uint64_t usec) {
+        for (uint64_t end = clock_usec(CLOCK_MONOTONIC) + usec, now;
+             (now = clock_usec(CLOCK_MONOTONIC)) < end;) {
+                sleep_usec(MIN(end - now, (uint64_t) RESIDENCY_SAMPLE_USEC));
+                residency_sampler_sample(rs);
         }
 }
 
@@ -414,7 +410,6 @@ static int measure(const Options *o, const Topology *t, Result *res) {
         _cleanup_close_ int ready_fd = -EBADF, go = -EBADF;
         pid_t pids[PLACEMENT_MAX_TASKS] = {};
         uint64_t wait0[PLACEMENT_MAX_TASKS] = {};
-        size_t ready = 0;
         int r;
 
         if (proc_fd < 0)
@@ -427,11 +422,10 @@ static int measure(const Options *o, const Topology *t, Result *res) {
                 return r;
         r = ready_fd = start_tasks(o, all, on, pids, res, &go);
         if (r >= 0)
-                r = sample_until(NULL, UINT64_MAX, ready_fd, &ready, res->n_tasks);
+                r = wait_ready(ready_fd, res->n_tasks);
         if (r >= 0) {
                 log_info("placement: the tasks are ready, their memory on node %d", res->node);
-                r = sample_until(NULL, clock_usec(CLOCK_MONOTONIC) + o->settle_usec, -EBADF, &ready,
-                                 0);
+                sleep_usec(o->settle_usec);
         }
         /* The measurement starts here, the same moment for every balancer: the tasks pinned to
          * their node with their memory there, released now or left so. */
@@ -447,8 +441,7 @@ static int measure(const Options *o, const Topology *t, Result *res) {
         (void) close(go); /* they start working, all at once */
         go = -EBADF;
         if (r >= 0)
-                r = sample_until(rs, clock_usec(CLOCK_MONOTONIC) + o->duration_usec, -EBADF, &ready,
-                                 0);
+                sample_for(rs, o->duration_usec);
         for (size_t i = 0; r >= 0 && i < res->n_tasks; i++) {
                 PlacementTask *pt = &res->tasks[i];
                 const Residency *x = residency_sampler_get(rs, i);
