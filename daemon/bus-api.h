@@ -27,6 +27,7 @@
  *                              errors
  *   Config          a{ss}      "section.key" -> value, every key, effective values
  *   LastTickUSec    t          CLOCK_REALTIME of the last tick, usec; 0 before the first
+ *   Recording       s          the file every tick is recorded to (cgbalance-record(5)), ""
  *   RecentActions   a(tss)     the last 32 actions carried out, oldest first: CLOCK_REALTIME
  *                              usec, subject ("pid 123 (comm)" or a cgroup path), what and why
  *   Escalations     a(sbusss)  the groups cgbalanced holds back past the weight, by path:
@@ -43,6 +44,9 @@
  *                              or hold
  *   SetTunable(s key, s value) "section.key" or "key"; validated as the file is; in force
  *                              until the next reload. Unknown key or bad value: InvalidArgs
+ *   RecordStart(s name)        record every tick to name, a file name in [record] directory
+ *                              (no '/'); a bad name: InvalidArgs
+ *   RecordStop()               stop recording (nothing if none)
  *   Explain(u pid) -> s        (read-only) why the task is where it is, what the daemon last
  *                              did to it and why; CGB_ERROR_NO_SUCH_TASK if not managed
  *   Dump() -> s                (read-only) the last snapshot and plan, as --once prints them

@@ -298,6 +298,19 @@ static int property_get_version(sd_bus *bus, const char *path, const char *inter
         return sd_bus_message_append(reply, "s", CGBALANCE_VERSION);
 }
 
+static int property_get_recording(sd_bus *bus, const char *path, const char *interface,
+                                  const char *property, sd_bus_message *reply, void *userdata,
+                                  sd_bus_error *error) {
+        const Bus *b = userdata;
+        const char *file = manager_record_path(b->manager);
+        _cleanup_free_ char *buf = NULL;
+        const char *clean_file;
+
+        (void) bus, (void) path, (void) interface, (void) property, (void) error;
+        clean_file = clean(file ? file : "", false, &buf);
+        return sd_bus_message_append(reply, "s", clean_file ? clean_file : "");
+}
+
 static int property_get_state(sd_bus *bus, const char *path, const char *interface,
                               const char *property, sd_bus_message *reply, void *userdata,
                               sd_bus_error *error) {
@@ -645,6 +658,47 @@ static int method_pause_resume(sd_bus_message *msg, void *userdata, sd_bus_error
         return sd_bus_reply_method_return(msg, NULL);
 }
 
+static int method_record_start(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_free_ char *path = NULL;
+        const char *name;
+        Bus *b = userdata;
+        int r;
+
+        r = sd_bus_message_read(msg, "s", &name);
+        if (r < 0)
+                return r;
+        r = bus_check_privileged(b, msg, error);
+        if (r < 0)
+                return r;
+        /* A name in the record directory, nothing else: the caller chooses no path. */
+        if (strlen(name) > 64 || !string_is_clean(name, false) || !tunables_record_name_ok(name))
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                         "Invalid recording name (%zu bytes): a file name in the "
+                                         "record directory expected (no '/', not . or .., at "
+                                         "most 64 bytes).",
+                                         strlen(name));
+        if (asprintf(&path, "%s/%s", manager_get_tunables(b->manager)->record_directory, name) < 0)
+                return -ENOMEM;
+        r = manager_record_start(b->manager, path, /* fixed= */ true);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, r, "Failed to start recording to %s: %m",
+                                               path);
+        bus_emit_changed(b, "Recording", NULL);
+        return sd_bus_reply_method_return(msg, NULL);
+}
+
+static int method_record_stop(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        Bus *b = userdata;
+        int r;
+
+        r = bus_check_privileged(b, msg, error);
+        if (r < 0)
+                return r;
+        manager_record_stop(b->manager);
+        bus_emit_changed(b, "Recording", NULL);
+        return sd_bus_reply_method_return(msg, NULL);
+}
+
 static int method_rebalance_now(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
         Bus *b = userdata;
         int r;
@@ -762,6 +816,8 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("Config", CGB_SIG_CONFIG, property_get_config, 0,
                         SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION),
         SD_BUS_PROPERTY("LastTickUSec", "t", property_get_last_tick, 0, PER_TICK),
+        SD_BUS_PROPERTY("Recording", "s", property_get_recording, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("RecentActions", CGB_SIG_RECENT, property_get_recent, 0, PER_TICK_BIG),
         SD_BUS_PROPERTY("Escalations", CGB_SIG_ESCALATIONS, property_get_escalations, 0,
                         PER_TICK_BIG),
@@ -770,6 +826,9 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_METHOD("Pause", NULL, NULL, method_pause_resume, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("Resume", NULL, NULL, method_pause_resume, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD("RebalanceNow", NULL, NULL, method_rebalance_now, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("RecordStart", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,
+                                method_record_start, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD("RecordStop", NULL, NULL, method_record_stop, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("SetTunable", SD_BUS_ARGS("s", key, "s", value), SD_BUS_NO_RESULT,
                                 method_set_tunable, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Explain", SD_BUS_ARGS("u", pid), SD_BUS_RESULT("s", text),

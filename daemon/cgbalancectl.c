@@ -25,6 +25,7 @@
 #include "json.h"
 #include "log.h"
 #include "macro.h"
+#include "tunables.h"
 
 enum {
         EXIT_OK = 0,
@@ -866,6 +867,27 @@ static int verb_set(sd_bus *bus, char **args) {
         return call(bus, "set", "SetTunable", NULL, "ss", args[0], args[1]);
 }
 
+static int check_record(char **args) {
+        if (streq(args[0], "stop") && !args[1])
+                return 0;
+        if (streq(args[0], "start") && args[1]) {
+                if (tunables_record_name_ok(args[1]) && strlen(args[1]) <= 64)
+                        return 0;
+                log_error("record start: \"%s\" is not a file name in the record directory (no "
+                          "'/', not . or .., at most 64 bytes).",
+                          args[1]);
+                return -EINVAL;
+        }
+        log_error("record takes \"start NAME\" or \"stop\"; see --help.");
+        return -EINVAL;
+}
+
+static int verb_record(sd_bus *bus, char **args) {
+        if (streq(args[0], "stop"))
+                return call(bus, "record stop", "RecordStop", NULL, "");
+        return call(bus, "record start", "RecordStart", NULL, "s", args[1]);
+}
+
 /* A method returning one string, printed as it is. */
 static int print_text_reply(sd_bus_message *reply, const char *what) {
         const char *text;
@@ -1152,20 +1174,22 @@ static int verb_monitor(sd_bus *bus, char **args) {
 typedef struct Verb {
         const char *name;
         unsigned n_args;
+        unsigned n_args_max; /* 0: n_args exactly */
         int (*check)(char **args); /* before connecting: -EINVAL for a usage error, said why */
         int (*run)(sd_bus *bus, char **args);
 } Verb;
 
 static const Verb verbs[] = {
-        { "status", 0, NULL, verb_status },
-        { "reload", 0, NULL, verb_reload },
-        { "pause", 0, NULL, verb_pause },
-        { "resume", 0, NULL, verb_resume },
-        { "rebalance", 0, NULL, verb_rebalance },
-        { "set", 2, NULL, verb_set },
-        { "explain", 1, check_explain, verb_explain },
-        { "dump", 0, NULL, verb_dump },
-        { "monitor", 0, NULL, verb_monitor },
+        { "status", 0, 0, NULL, verb_status },
+        { "reload", 0, 0, NULL, verb_reload },
+        { "pause", 0, 0, NULL, verb_pause },
+        { "resume", 0, 0, NULL, verb_resume },
+        { "rebalance", 0, 0, NULL, verb_rebalance },
+        { "set", 2, 0, NULL, verb_set },
+        { "explain", 1, 0, check_explain, verb_explain },
+        { "dump", 0, 0, NULL, verb_dump },
+        { "monitor", 0, 0, NULL, verb_monitor },
+        { "record", 1, 2, check_record, verb_record },
 };
 
 static void help(void) {
@@ -1183,6 +1207,9 @@ static void help(void) {
                "  rebalance       A tick now, balancing nodes without waiting.\n"
                "  set KEY VALUE   Set a tunable (\"section.key\") until the next reload.\n"
                "  explain PID     Why the task is where it is, and what was last done to it.\n"
+               "  record start NAME | stop\n"
+               "                  Record every tick to NAME in [record] directory, or stop;\n"
+               "                  replay with cgbalanced --replay (cgbalance-record(5)).\n"
                "  dump            The last snapshot and plan, as cgbalanced --once prints them.\n"
                "  monitor         Print moves, weight and lever changes and reloads as they\n"
                "                  happen, until interrupted.\n"
@@ -1237,9 +1264,14 @@ static const Verb *find_verb(int argc, char *argv[]) {
         for (size_t i = 0; i < ELEMENTSOF(verbs); i++) {
                 if (!streq(verbs[i].name, name))
                         continue;
-                if (n_args != verbs[i].n_args) {
-                        log_error("%s takes %u argument%s, not %u; see --help.", name,
-                                  verbs[i].n_args, verbs[i].n_args == 1 ? "" : "s", n_args);
+                if (n_args < verbs[i].n_args ||
+                    n_args > MAX(verbs[i].n_args, verbs[i].n_args_max)) {
+                        if (verbs[i].n_args_max)
+                                log_error("%s takes %u to %u arguments, not %u; see --help.", name,
+                                          verbs[i].n_args, verbs[i].n_args_max, n_args);
+                        else
+                                log_error("%s takes %u argument%s, not %u; see --help.", name,
+                                          verbs[i].n_args, verbs[i].n_args == 1 ? "" : "s", n_args);
                         return NULL;
                 }
                 if ((arg_json || arg_verbose) && verbs[i].run != verb_status) {

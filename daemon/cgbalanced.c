@@ -12,6 +12,7 @@
 #include "event-stream.h"
 #include "log.h"
 #include "manager.h"
+#include "replay.h"
 #include "tunables.h"
 
 typedef enum Action {
@@ -20,12 +21,14 @@ typedef enum Action {
         ACTION_CHECK_CONFIG,
         ACTION_DUMP_TOPOLOGY,
         ACTION_PRINT_DEFAULTS,
+        ACTION_REPLAY,
 } Action;
 
 static Action arg_action = ACTION_RUN;
 static ManagerOptions arg_options;
 static const char *arg_bus; /* --bus: NULL for the system bus */
 static const char *arg_events; /* --events: FD or PATH */
+static ReplayOptions arg_replay = { .show = 10 };
 
 static void help(void) {
         printf("Usage: cgbalanced [OPTIONS]\n"
@@ -51,6 +54,15 @@ static void help(void) {
                "     --events=FD|PATH Write each move and weight change as one line of JSON to\n"
                "                      file descriptor FD or appended to PATH (schema in\n"
                "                      cgbalanced(8), EVENTS).\n"
+               "     --record=FILE    Record every tick (what the policy was given and what it\n"
+               "                      planned) to FILE, whatever [record] says; see\n"
+               "                      cgbalance-record(5).\n"
+               "     --replay=FILE    Make every plan of the recording FILE again and say on how\n"
+               "                      many ticks it is the recorded one (exit 2 if not all);\n"
+               "                      with --config, also with that configuration: a what-if,\n"
+               "                      per minute and tick by tick. Changes nothing.\n"
+               "     --show=N         With --replay: show at most N differing ticks (10).\n"
+               "     --json           With --replay: a JSON summary instead of the tables.\n"
                "     --print-defaults Print the documented default configuration file.\n"
                "  -h --help           Show this help.\n"
                "     --version        Show the version.\n"
@@ -69,6 +81,10 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_VERSION,
                 ARG_BUS,
                 ARG_EVENTS,
+                ARG_RECORD,
+                ARG_REPLAY,
+                ARG_SHOW,
+                ARG_JSON,
         };
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
@@ -79,6 +95,10 @@ static int parse_argv(int argc, char *argv[]) {
                 { "root", required_argument, NULL, ARG_ROOT },
                 { "bus", required_argument, NULL, ARG_BUS },
                 { "events", required_argument, NULL, ARG_EVENTS },
+                { "record", required_argument, NULL, ARG_RECORD },
+                { "replay", required_argument, NULL, ARG_REPLAY },
+                { "show", required_argument, NULL, ARG_SHOW },
+                { "json", no_argument, NULL, ARG_JSON },
                 { "print-defaults", no_argument, NULL, ARG_DEFAULTS },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
@@ -96,6 +116,26 @@ static int parse_argv(int argc, char *argv[]) {
                 case ARG_ROOT: arg_options.root = optarg; break;
                 case ARG_BUS: arg_bus = optarg; break;
                 case ARG_EVENTS: arg_events = optarg; break;
+                case ARG_RECORD: arg_options.record_path = optarg; break;
+                case ARG_REPLAY:
+                        arg_action = ACTION_REPLAY;
+                        arg_replay.path = optarg;
+                        break;
+                case ARG_SHOW: {
+                        char *end;
+                        unsigned long v;
+
+                        errno = 0;
+                        v = strtoul(optarg, &end, 10);
+                        if (errno || *end || !*optarg || optarg[0] == '-' || v > 1000000) {
+                                log_error("--show=%s: not a number of ticks up to 1000000.",
+                                          optarg);
+                                return -EINVAL;
+                        }
+                        arg_replay.show = (unsigned) v;
+                        break;
+                }
+                case ARG_JSON: arg_replay.json = true; break;
                 case ARG_DEFAULTS: arg_action = ACTION_PRINT_DEFAULTS; break;
                 case 'h': help(); return 0;
                 case ARG_VERSION: puts("cgbalanced " CGBALANCE_VERSION); return 0;
@@ -106,6 +146,15 @@ static int parse_argv(int argc, char *argv[]) {
                 log_error("Unexpected argument \"%s\"; see --help.", argv[optind]);
                 return -EINVAL;
         }
+        if (arg_action != ACTION_REPLAY && (arg_replay.json || arg_replay.show != 10)) {
+                log_error("--show and --json go with --replay.");
+                return -EINVAL;
+        }
+        if (arg_action == ACTION_REPLAY && arg_options.record_path) {
+                log_error("--record and --replay do not go together.");
+                return -EINVAL;
+        }
+        arg_replay.config_path = arg_options.config_path;
         return 1;
 }
 
@@ -172,6 +221,14 @@ int main(int argc, char *argv[]) {
         case ACTION_PRINT_DEFAULTS:
                 return tunables_write_default_file(stdout) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
         case ACTION_CHECK_CONFIG: return check_config() < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+        case ACTION_REPLAY: {
+                ReplayResult res;
+
+                r = replay_run(&arg_replay, stdout, &res);
+                if (r < 0)
+                        return EXIT_FAILURE;
+                return res.identical == res.ticks ? EXIT_SUCCESS : 2;
+        }
         default: break;
         }
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "manager.h"
+#include "trace.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -62,6 +63,11 @@ struct Manager {
 
         Steering steering; /* what else steers the CPUs, as last read */
         uint64_t steering_usec; /* when it was read; 0: never */
+
+        /* The recording (--record, [record] file, or cgbalancectl record start): NULL if none. */
+        TraceWriter *trace;
+        bool trace_fixed; /* --record or the bus started it: a reload does not change it */
+        char *record_cli; /* --record PATH */
 
         ManagerEscalation *escalations; /* sorted by path */
         size_t n_escalations;
@@ -126,6 +132,101 @@ static void manager_read_online(const Manager *m, char *buf, size_t size) {
         buf[n > 0 ? n : 0] = '\0';
 }
 
+/* A recording that cannot be written stops, said once; the daemon goes on balancing. */
+static void manager_record_failed(Manager *m, const char *what) {
+        log_error("Failed to record %s in %s, recording stopped.", what,
+                  trace_writer_path(m->trace));
+        m->trace = trace_writer_free(m->trace);
+        m->trace_fixed = false;
+}
+
+/* The configuration in force as INI text, for the recording. */
+static int manager_record_config(Manager *m) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0;
+        FILE *f;
+        int r;
+
+        if (!m->trace)
+                return 0;
+        f = open_memstream(&buf, &size);
+        if (!f)
+                return -ENOMEM;
+        r = config_write_values(&tunables_schema, &m->tunables, f);
+        if (fclose(f) != 0 && r >= 0)
+                r = -ENOMEM;
+        if (r >= 0)
+                r = trace_writer_config(m->trace, buf);
+        if (r < 0)
+                manager_record_failed(m, "the configuration");
+        return r;
+}
+
+int manager_record_start(Manager *m, const char *path, bool fixed) {
+        _cleanup_trace_writer_ TraceWriter *w = NULL;
+        int r;
+
+        r = trace_writer_open(path,
+                              &(TraceWriterOptions){
+                                      .max_size = MAX(m->tunables.record_max_size_mb << 20,
+                                                      (uint64_t) TRACE_MIN_SIZE),
+                                      .names = m->tunables.record_names,
+                                      .program = "cgbalanced " CGBALANCE_VERSION,
+                              },
+                              &w);
+        if (r < 0)
+                return log_error_errno(r, "Failed to start recording to %s: %m", path);
+        if (m->topo) {
+                r = trace_writer_topology(w, m->topo);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to record to %s: %m", path);
+        }
+        trace_writer_free(m->trace);
+        m->trace = TAKE_PTR(w);
+        m->trace_fixed = fixed;
+        r = manager_record_config(m);
+        if (r < 0)
+                return r;
+        log_info("Recording every tick to %s (at most %" PRIu64 " MiB, then rotated).", path,
+                 m->tunables.record_max_size_mb);
+        return 0;
+}
+
+void manager_record_stop(Manager *m) {
+        if (!m->trace)
+                return;
+        log_info("Stopped recording to %s: %" PRIu64 " ticks, %" PRIu64 " bytes.",
+                 trace_writer_path(m->trace), trace_writer_ticks(m->trace),
+                 trace_writer_bytes(m->trace));
+        m->trace = trace_writer_free(m->trace);
+        m->trace_fixed = false;
+}
+
+const char *manager_record_path(const Manager *m) {
+        return m->trace ? trace_writer_path(m->trace) : NULL;
+}
+
+/* [record] file: started, changed or stopped with the configuration, unless --record or the bus
+ * chose the file. */
+static void manager_record_apply(Manager *m) {
+        _cleanup_free_ char *path = NULL;
+
+        if (m->trace_fixed || m->root)
+                return;
+        if (!m->tunables.record_file[0]) {
+                manager_record_stop(m);
+                return;
+        }
+        if (asprintf(&path, "%s/%s", m->tunables.record_directory, m->tunables.record_file) < 0)
+                return;
+        if (m->trace && streq(trace_writer_path(m->trace), path)) {
+                (void) manager_record_config(m);
+                return;
+        }
+        manager_record_stop(m);
+        (void) manager_record_start(m, path, false);
+}
+
 /*
  * The machine model and everything sized by it: topology, sampler, policy state. Built whole
  * before the old one is dropped, so a failed rebuild leaves the daemon running on the old one.
@@ -166,6 +267,8 @@ static int manager_load_model(Manager *m) {
         m->params = params;
         m->sampler = TAKE_PTR(sampler);
         m->topo = TAKE_PTR(topo);
+        if (m->trace && trace_writer_topology(m->trace, m->topo) < 0)
+                manager_record_failed(m, "the topology");
         return 0;
 }
 
@@ -195,6 +298,8 @@ int manager_new(const ManagerOptions *o, Manager **ret) {
         if (!m->config_path || (o->root && !m->root))
                 return log_error_errno(-ENOMEM, "Out of memory.");
         m->dry_run_forced = o->dry_run;
+        if (o->record_path && !(m->record_cli = strdup(o->record_path)))
+                return log_error_errno(-ENOMEM, "Out of memory.");
 
         r = manager_load_config(m, &m->tunables);
         if (r < 0)
@@ -232,6 +337,8 @@ Manager *manager_free(Manager *m) {
                 free(m->escalations[i].path);
         free(m->escalations);
         policy_state_free(m->policy);
+        trace_writer_free(m->trace);
+        free(m->record_cli);
         actuator_free(m->actuator);
         sampler_free(m->sampler);
         topology_free(m->topo);
@@ -554,8 +661,7 @@ static const PolicyParams *manager_params(const Manager *m, PolicyParams *buf) {
         if (!steering_sched_ext_active(&m->steering))
                 return &m->params;
         *buf = m->params;
-        buf->weights_ignored = true;
-        buf->escalate_lever[POLICY_LEVER_IDLE] = false;
+        policy_params_ignore_weights(buf);
         return buf;
 }
 
@@ -585,6 +691,13 @@ static void manager_tick(Manager *m, uint64_t now, bool force_node_balance) {
                 log_warning_errno(r, "Failed to plan, skipping this tick: %m");
                 return;
         }
+        if (m->trace && trace_writer_tick(m->trace, now,
+                                          (force_node_balance ? TRACE_TICK_FORCE_NODE_BALANCE : 0) |
+                                                  (steering_sched_ext_active(&m->steering)
+                                                           ? TRACE_TICK_WEIGHTS_IGNORED
+                                                           : 0),
+                                          snap, plan) < 0)
+                manager_record_failed(m, "a tick");
         n_moves = plan->n_moves;
         n_weights = plan->n_weights;
         n_levers = plan->n_escalations;
@@ -639,6 +752,10 @@ static void manager_apply_tunables(Manager *m) {
         log_set_max_level(log_levels[m->tunables.log_level]);
         if (m->timer)
                 (void) manager_arm_tick(m, m->tunables.interval_usec);
+        if (m->trace_fixed)
+                (void) manager_record_config(m);
+        else if (m->timer)
+                manager_record_apply(m);
 }
 
 int manager_reload(Manager *m, char **ret_error) {
@@ -828,6 +945,12 @@ int manager_start(Manager *m) {
                                           "it: %m",
                                           m->tunables.state_directory);
         }
+        if (m->record_cli) {
+                r = manager_record_start(m, m->record_cli, true);
+                if (r < 0)
+                        return r;
+        } else
+                manager_record_apply(m);
         r = manager_arm(m);
         if (r < 0)
                 return r;

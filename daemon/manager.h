@@ -26,6 +26,7 @@ typedef struct ManagerOptions {
         const char *config_path; /* NULL: TUNABLES_DEFAULT_PATH, which may be absent */
         const char *root; /* --root: read /proc and /sys below it; never act */
         bool dry_run; /* --dry-run: overrides the config's dry_run */
+        const char *record_path; /* --record: record every tick there, whatever [record] says */
 } ManagerOptions;
 
 typedef struct Manager Manager;
@@ -52,6 +53,16 @@ sd_event *manager_get_event(const Manager *m);
 /* --once: one tick (two samples an interval apart; one since-boot sample under --root), prints
  * the snapshot and the plan to f, changes nothing. */
 int manager_once(Manager *m, FILE *f);
+
+/*
+ * Recording (cgbalance-record(5)): start writing every tick to path (an existing file is rotated
+ * to path.1 first), replacing a recording in progress; fixed: a reload's [record] file does not
+ * change it (--record, the bus). Errors are logged. Stop: closes it, saying what it holds.
+ */
+int manager_record_start(Manager *m, const char *path, bool fixed);
+void manager_record_stop(Manager *m);
+/* The file being recorded to, or NULL. */
+const char *manager_record_path(const Manager *m);
 
 /* --dump-topology */
 int manager_dump_topology(Manager *m, FILE *f);

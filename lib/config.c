@@ -1819,16 +1819,11 @@ typedef struct WriteState {
         unsigned flags;
 } WriteState;
 
-/* "key = value" for k's value in obj (one line per element of a list), after its comments. */
-static int write_entry(FILE *f, const ConfigKey *k, const void *obj, bool commented) {
-        const char *hash = commented ? "#" : "";
+/* "key = value" for k's value in obj, one line per element of a list ("key =" for none). */
+static int write_value_lines(FILE *f, const ConfigKey *k, const void *obj, const char *hash) {
         _cleanup_free_ char *value = NULL;
-        char type[WHY_MAX];
         int r;
 
-        describe_type(k, type);
-        write_comment(f, k->help);
-        write_comment(f, type);
         if (k->type == CONFIG_LIST) {
                 const ConfigList *l = cmember(k, obj);
 
@@ -1836,14 +1831,26 @@ static int write_entry(FILE *f, const ConfigKey *k, const void *obj, bool commen
                         fprintf(f, "%s%s =\n", hash, k->name);
                 for (size_t i = 0; i < l->n; i++)
                         fprintf(f, "%s%s = %s\n", hash, k->name, l->items[i].value);
-                fputc('\n', f);
                 return 0;
         }
         r = config_format_value(k, obj, &value);
         if (r < 0)
                 return r;
-        fprintf(f, "%s%s =%s%s\n\n", hash, k->name, value[0] ? " " : "", value);
+        fprintf(f, "%s%s =%s%s\n", hash, k->name, value[0] ? " " : "", value);
         return 0;
+}
+
+/* The same after its comments, and a blank line. */
+static int write_entry(FILE *f, const ConfigKey *k, const void *obj, bool commented) {
+        char type[WHY_MAX];
+        int r;
+
+        describe_type(k, type);
+        write_comment(f, k->help);
+        write_comment(f, type);
+        r = write_value_lines(f, k, obj, commented ? "#" : "");
+        fputc('\n', f);
+        return r;
 }
 
 static int write_key(const ConfigKey *k, bool first_in_section, void *userdata) {
@@ -1966,6 +1973,35 @@ int config_print(const ConfigSchema *schema, const void *config, FILE *f) {
         r = visit_by_section(schema, print_key, &w);
         if (r >= 0)
                 r = print_instances(schema, config, f);
+        if (r < 0)
+                return r;
+        return fflush(f) != 0 || ferror(f) ? -EIO : 0;
+}
+
+static int write_bare_key(const ConfigKey *k, bool first_in_section, void *userdata) {
+        WriteState *w = userdata;
+
+        if (first_in_section)
+                fprintf(w->f, "[%s]\n", k->section);
+        return write_value_lines(w->f, k, w->config, "");
+}
+
+int config_write_values(const ConfigSchema *schema, const void *config, FILE *f) {
+        WriteState w = { .f = f, .config = config };
+        int r;
+
+        r = visit_by_section(schema, write_bare_key, &w);
+        for (size_t i = 0; r >= 0 && i < schema->n_kinds; i++) {
+                const ConfigKind *kind = &schema->kinds[i];
+                const ConfigInstances *l = cinstances_of(kind, config);
+
+                for (size_t j = 0; r >= 0 && j < l->n; j++) {
+                        fprintf(f, "[%s %s]\n", kind->name, l->names[j]);
+                        for (size_t k = 0; r >= 0 && k < kind->n_keys; k++)
+                                r = write_value_lines(f, &kind->keys[k], instance_item(kind, l, j),
+                                                      "");
+                }
+        }
         if (r < 0)
                 return r;
         return fflush(f) != 0 || ferror(f) ? -EIO : 0;

@@ -1014,3 +1014,353 @@ int topology_dump(const Topology *t, FILE *f) {
         dump_distances(t, f);
         return fflush(f) == 0 && !ferror(f) ? 0 : -EIO;
 }
+
+/* ---- as text, for recordings */
+
+static const char *const distance_source_keys[] = {
+        [TOPOLOGY_DISTANCES_DEFAULT] = "default",
+        [TOPOLOGY_DISTANCES_OS] = "os",
+        [TOPOLOGY_DISTANCES_LIBNUMA] = "libnuma",
+        [TOPOLOGY_DISTANCES_USER] = "user",
+};
+
+static void put_mask(FILE *f, const char *key, const CpuMask *m, bool *oom) {
+        _cleanup_free_ char *s = NULL;
+
+        if (cpumask_format(m, &s) < 0)
+                *oom = true;
+        else
+                fprintf(f, "%s %s\n", key, s);
+}
+
+static void put_source(FILE *f, const char *source) {
+        fputs("source ", f);
+        for (const char *p = source; *p; p++)
+                fputc(*p == '\n' ? ' ' : *p, f);
+        fputc('\n', f);
+}
+
+int topology_to_text(const Topology *t, char **ret) {
+        _cleanup_free_ char *buf = NULL;
+        _cleanup_(cpumask_freep) CpuMask *pkg = cpumask_new(t->cpu_capacity);
+        size_t size = 0;
+        bool oom = !pkg;
+        FILE *f;
+
+        f = open_memstream(&buf, &size);
+        if (!f)
+                return -ENOMEM;
+        fputs("cgbalance-topology 1\n", f);
+        put_source(f, t->source);
+        fprintf(f, "capacity %u\n", t->cpu_capacity);
+        put_mask(f, "possible", t->possible, &oom);
+        put_mask(f, "online", t->online, &oom);
+        put_mask(f, "allowed", t->allowed, &oom);
+        put_mask(f, "isolated", t->isolated, &oom);
+        put_mask(f, "nohz_full", t->nohz_full, &oom);
+        fprintf(f, "packages %u\ndistance_source %s\n", t->n_packages,
+                distance_source_keys[t->distance_source]);
+        for (unsigned i = 0; i < t->n_nodes; i++) {
+                char key[32];
+
+                snprintf(key, sizeof key, "node %u", t->node_ids[i]);
+                put_mask(f, key, t->node_cpus[i], &oom);
+        }
+        fputs("distances ", f);
+        for (unsigned a = 0; a < t->n_nodes; a++)
+                for (unsigned b = 0; b < t->n_nodes; b++)
+                        fprintf(f, "%u%s", t->distances[(size_t) a * t->n_nodes + b],
+                                b + 1 < t->n_nodes   ? ","
+                                : a + 1 < t->n_nodes ? ";"
+                                                     : "\n");
+        for (unsigned i = 0; i < t->n_cores; i++)
+                put_mask(f, "core", t->core_cpus[i], &oom);
+        for (unsigned p = 0; pkg && p < t->n_packages; p++) {
+                char key[32];
+
+                cpumask_zero(pkg);
+                for (unsigned cpu = 0; cpu < t->cpu_capacity; cpu++)
+                        if (t->cpu_package[cpu] == (int) p)
+                                (void) cpumask_set(pkg, cpu);
+                snprintf(key, sizeof key, "package %u", p);
+                put_mask(f, key, pkg, &oom);
+        }
+        if (fclose(f) != 0 || oom)
+                return -ENOMEM;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+typedef struct TextParser {
+        char *cursor; /* the rest of the text, lines cut in place */
+        unsigned line;
+        char *key, *value; /* the current line */
+        char *error;
+        size_t error_size;
+} TextParser;
+
+static int text_fail(TextParser *p, const char *format, ...) _printf_(2, 3);
+static int text_fail(TextParser *p, const char *format, ...) {
+        va_list ap;
+        int n = 0;
+
+        if (p->error && p->error_size > 0) {
+                n = snprintf(p->error, p->error_size, "line %u: ", p->line);
+                if (n >= 0 && (size_t) n < p->error_size) {
+                        va_start(ap, format);
+                        vsnprintf(p->error + n, p->error_size - (size_t) n, format, ap);
+                        va_end(ap);
+                }
+        }
+        return -EINVAL;
+}
+
+/* The next line as key and value (value "" when the line is the key alone); false at the end. */
+static bool text_next(TextParser *p) {
+        char *nl, *sp;
+
+        if (!p->cursor || !*p->cursor)
+                return false;
+        p->line++;
+        p->key = p->cursor;
+        nl = strchr(p->cursor, '\n');
+        if (nl) {
+                *nl = '\0';
+                p->cursor = nl + 1;
+        } else
+                p->cursor = NULL;
+        sp = strchr(p->key, ' ');
+        if (sp) {
+                *sp = '\0';
+                p->value = sp + 1;
+        } else
+                p->value = p->key + strlen(p->key);
+        return true;
+}
+
+/* The next line, which must have this key. */
+static int text_expect(TextParser *p, const char *key) {
+        if (!text_next(p))
+                return text_fail(p, "ends before \"%s\"", key);
+        if (!streq(p->key, key))
+                return text_fail(p, "\"%s\" where \"%s\" belongs", p->key, key);
+        return 0;
+}
+
+static int text_uint(TextParser *p, const char *s, unsigned max, unsigned *ret) {
+        char *end;
+        unsigned long v;
+
+        errno = 0;
+        if (!isdigit((unsigned char) s[0]))
+                return text_fail(p, "%s: \"%s\" is not a number", p->key, s);
+        v = strtoul(s, &end, 10);
+        if (errno != 0 || *end || v > max)
+                return text_fail(p, "%s: \"%s\" is not a number up to %u", p->key, s, max);
+        *ret = (unsigned) v;
+        return 0;
+}
+
+static int text_mask(TextParser *p, const char *s, unsigned capacity, CpuMask **ret) {
+        size_t pos = 0;
+        int r = cpumask_parse(s, capacity, ret, &pos);
+
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0)
+                return text_fail(p, "%s: bad CPU list at \"%s\"", p->key, s + pos);
+        return 0;
+}
+
+static int text_key_mask(TextParser *p, const char *key, unsigned capacity, CpuMask **ret) {
+        int r = text_expect(p, key);
+
+        return r < 0 ? r : text_mask(p, p->value, capacity, ret);
+}
+
+/* "ID CPUS" or "INDEX CPUS" */
+static int text_index_mask(TextParser *p, unsigned max, unsigned *ret, CpuMask **ret_mask,
+                           unsigned capacity) {
+        char *sp = strchr(p->value, ' ');
+        int r;
+
+        if (sp)
+                *sp = '\0';
+        r = text_uint(p, p->value, max, ret);
+        if (r < 0)
+                return r;
+        return text_mask(p, sp ? sp + 1 : "", capacity, ret_mask);
+}
+
+/* Online CPUs, each claimed once: table[cpu] is -1 until then. */
+static int text_claim(TextParser *p, const Topology *t, const CpuMask *m, int *table, int value) {
+        CPUMASK_FOREACH(cpu, m) {
+                if (!cpumask_isset(t->online, (unsigned) cpu))
+                        return text_fail(p, "%s: CPU %d is not online", p->key, cpu);
+                if (table[cpu] >= 0)
+                        return text_fail(p, "%s: CPU %d is in two", p->key, cpu);
+                table[cpu] = value;
+        }
+        return 0;
+}
+
+static int text_header(TextParser *p, Topology *t) {
+        unsigned v;
+        int r;
+
+        r = text_expect(p, "cgbalance-topology");
+        if (r < 0)
+                return r;
+        if (!streq(p->value, "1"))
+                return text_fail(p, "format \"%s\", this reads 1", p->value);
+        r = text_expect(p, "source");
+        if (r < 0)
+                return r;
+        t->source = strdup(p->value);
+        if (!t->source)
+                return -ENOMEM;
+        r = text_expect(p, "capacity");
+        if (r >= 0)
+                r = text_uint(p, p->value, CPUMASK_MAX_CPUS, &t->cpu_capacity);
+        if (r < 0)
+                return r;
+        if (t->cpu_capacity == 0)
+                return text_fail(p, "capacity 0");
+        if ((r = text_key_mask(p, "possible", t->cpu_capacity, &t->possible)) < 0 ||
+            (r = text_key_mask(p, "online", t->cpu_capacity, &t->online)) < 0 ||
+            (r = text_key_mask(p, "allowed", t->cpu_capacity, &t->allowed)) < 0 ||
+            (r = text_key_mask(p, "isolated", t->cpu_capacity, &t->isolated)) < 0 ||
+            (r = text_key_mask(p, "nohz_full", t->cpu_capacity, &t->nohz_full)) < 0)
+                return r;
+        if (!cpumask_is_subset(t->online, t->possible) || cpumask_is_empty(t->online))
+                return text_fail(p, "online CPUs empty or not all possible");
+        r = text_expect(p, "packages");
+        if (r >= 0)
+                r = text_uint(p, p->value, t->cpu_capacity, &t->n_packages);
+        if (r < 0)
+                return r;
+        if (t->n_packages == 0)
+                return text_fail(p, "packages 0");
+        r = text_expect(p, "distance_source");
+        if (r < 0)
+                return r;
+        for (v = 0; v < ELEMENTSOF(distance_source_keys); v++)
+                if (streq(p->value, distance_source_keys[v]))
+                        break;
+        if (v == ELEMENTSOF(distance_source_keys))
+                return text_fail(p, "unknown distance source \"%s\"", p->value);
+        t->distance_source = (TopologyDistanceSource) v;
+        t->usable = cpumask_new(t->cpu_capacity);
+        t->cpu_node = cpu_array_new(t->cpu_capacity);
+        t->cpu_core = cpu_array_new(t->cpu_capacity);
+        t->cpu_package = cpu_array_new(t->cpu_capacity);
+        t->node_ids = calloc(TOPOLOGY_MAX_NODES, sizeof *t->node_ids);
+        t->node_cpus = calloc(TOPOLOGY_MAX_NODES, sizeof *t->node_cpus);
+        t->node_capacity = calloc(TOPOLOGY_MAX_NODES, sizeof *t->node_capacity);
+        if (!t->usable || !t->cpu_node || !t->cpu_core || !t->cpu_package || !t->node_ids ||
+            !t->node_cpus || !t->node_capacity)
+                return -ENOMEM;
+        return 0;
+}
+
+static int text_nodes(TextParser *p, Topology *t) {
+        _cleanup_free_ unsigned *d = NULL;
+        unsigned n = 0, id;
+        size_t pos = 0;
+        int r;
+
+        bool more;
+
+        for (more = text_next(p); more && streq(p->key, "node"); more = text_next(p)) {
+                CpuMask *m = NULL;
+
+                if (t->n_nodes == TOPOLOGY_MAX_NODES)
+                        return text_fail(p, "more than %u nodes", TOPOLOGY_MAX_NODES);
+                r = text_index_mask(p, INT_MAX, &id, &m, t->cpu_capacity);
+                if (r < 0)
+                        return r;
+                t->node_cpus[t->n_nodes++] = m;
+                if (t->n_nodes > 1 && id <= t->node_ids[t->n_nodes - 2])
+                        return text_fail(p, "node %u after node %u", id,
+                                         t->node_ids[t->n_nodes - 2]);
+                t->node_ids[t->n_nodes - 1] = id;
+                r = text_claim(p, t, m, t->cpu_node, (int) id);
+                if (r < 0)
+                        return r;
+        }
+        if (!more)
+                return text_fail(p, "ends before \"distances\"");
+        if (t->n_nodes == 0)
+                return text_fail(p, "no node");
+        if (!streq(p->key, "distances"))
+                return text_fail(p, "\"%s\" where \"distances\" belongs", p->key);
+        r = topology_parse_distances(p->value, &d, &n, &pos);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0 || n != t->n_nodes)
+                return text_fail(p, "distances: not a valid %ux%u matrix", t->n_nodes, t->n_nodes);
+        t->distances = TAKE_PTR(d);
+        return 0;
+}
+
+static int text_cores(TextParser *p, Topology *t) {
+        unsigned slots = 0, index;
+        bool more = text_next(p);
+        int r;
+
+        for (; more && streq(p->key, "core"); more = text_next(p)) {
+                CpuMask *m = NULL;
+
+                if (t->n_cores == slots) {
+                        CpuMask **a = reallocarray(t->core_cpus, slots * 2 + 16, sizeof *a);
+
+                        if (!a)
+                                return -ENOMEM;
+                        t->core_cpus = a;
+                        slots = slots * 2 + 16;
+                }
+                r = text_mask(p, p->value, t->cpu_capacity, &m);
+                if (r < 0)
+                        return r;
+                t->core_cpus[t->n_cores++] = m;
+                if (cpumask_is_empty(m))
+                        return text_fail(p, "an empty core");
+                r = text_claim(p, t, m, t->cpu_core, (int) t->n_cores - 1);
+                if (r < 0)
+                        return r;
+                if (cpumask_count(m) > t->max_cpus_per_core)
+                        t->max_cpus_per_core = cpumask_count(m);
+        }
+        for (; more; more = text_next(p)) {
+                _cleanup_(cpumask_freep) CpuMask *m = NULL;
+
+                if (!streq(p->key, "package"))
+                        return text_fail(p, "unknown key \"%s\"", p->key);
+                r = text_index_mask(p, t->n_packages - 1, &index, &m, t->cpu_capacity);
+                if (r >= 0)
+                        r = text_claim(p, t, m, t->cpu_package, (int) index);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int topology_new_from_text(const char *text, Topology **ret, char *error, size_t error_size) {
+        _cleanup_topology_ Topology *t = calloc(1, sizeof *t);
+        _cleanup_free_ char *copy = strdup(text);
+        TextParser p = { .cursor = copy, .error = error, .error_size = error_size };
+        int r;
+
+        if (!t || !copy)
+                return -ENOMEM;
+        r = text_header(&p, t);
+        if (r >= 0)
+                r = text_nodes(&p, t);
+        if (r >= 0)
+                r = text_cores(&p, t);
+        if (r < 0)
+                return r;
+        finish(t);
+        *ret = TAKE_PTR(t);
+        return 0;
+}

@@ -170,3 +170,22 @@ const char *topology_distance_source_to_string(TopologyDistanceSource s);
  * distance matrix. For --dump-topology. Returns 0, or -EIO if writing to f failed.
  */
 int topology_dump(const Topology *t, FILE *f);
+
+/*
+ * The machine as text a recording keeps (cgbalance-record(5)): lines of "KEY VALUE", CPU sets as
+ * cpulists ("" empty), in this order: "cgbalance-topology 1", source, capacity, possible, online,
+ * allowed, isolated, nohz_full, packages, distance_source (default, os, libnuma, user), then per
+ * node "node ID CPUS" (ascending ids), "distances" (rows ';', values ','), per core "core CPUS"
+ * (index order), per package "package INDEX CPUS". Every set is within capacity; nodes and cores
+ * hold online CPUs, each in at most one. topology_new_from_text() of that text is a topology equal
+ * to t in everything the accessors above return. *ret is the text (caller frees); -ENOMEM.
+ */
+int topology_to_text(const Topology *t, char **ret);
+
+/*
+ * Parses topology_to_text()'s format. Returns -EINVAL for anything else (an unknown or missing key,
+ * a bad set or number, an inconsistent machine: a node CPU offline or in two nodes, a matrix
+ * topology_check_distances() rejects, ...), with "line N: why" in error (of size error_size, if not
+ * NULL); -ENOMEM. The source is "recorded SOURCE".
+ */
+int topology_new_from_text(const char *text, Topology **ret, char *error, size_t error_size);

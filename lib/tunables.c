@@ -148,6 +148,20 @@ static const ConfigKey tunables_keys[] = {
                         "The most CPUs a partition keeps for a protected group, of those its "
                         "tasks ran on (never every CPU); 0 takes no partition step."),
 
+        /* [record] */
+        CONFIG_KEY_STRING("record", "directory", Tunables, record_directory, "/var/lib/cgbalance",
+                          200, 0,
+                          "Where recordings are written (cgbalance-record(5)): `file` and "
+                          "`cgbalancectl record start NAME` name a file in it."),
+        CONFIG_KEY_STRING("record", "file", Tunables, record_file, "", 64, CONFIG_EMPTY_OK,
+                          "Record every tick (what the policy was given and what it planned) to "
+                          "this file in the directory, a name without '/'. Empty: no recording."),
+        CONFIG_KEY_UINT("record", "max_size_mb", Tunables, record_max_size_mb, "256", 1, 1u << 20,
+                        "A recording past this many MiB becomes FILE.1 (replacing an older one) "
+                        "and recording goes on in a new FILE."),
+        CONFIG_KEY_BOOL("record", "names", Tunables, record_names, "yes",
+                        "Record task names (comm); no leaves them out."),
+
         /* [bus] */
         CONFIG_KEY_STRING("bus", "control_group", Tunables, control_group, "", 32, CONFIG_EMPTY_OK,
                           "Members of this Unix group may call the D-Bus methods that change "
@@ -171,8 +185,21 @@ static int parse_min_imbalance(const char *s, unsigned *ret) {
         return 0;
 }
 
+/* A file name in the record directory: no '/', not "." or "..". */
+bool tunables_record_name_ok(const char *name) {
+        return name[0] && !strchr(name, '/') && !streq(name, ".") && !streq(name, "..");
+}
+
 static int tunables_validate(const void *config, ConfigContext *ctx) {
         const Tunables *t = config;
+
+        if (t->record_file[0] && !tunables_record_name_ok(t->record_file))
+                return config_reject(ctx, "record.file",
+                                     "\"%s\" is not a file name (no '/', not . or ..)",
+                                     t->record_file);
+        if (t->record_directory[0] != '/')
+                return config_reject(ctx, "record.directory", "\"%s\" is not an absolute path",
+                                     t->record_directory);
         unsigned n;
 
         if (parse_min_imbalance(t->node_min_imbalance, &n) == -EINVAL)
@@ -298,4 +325,9 @@ bool tunables_cgroup_matches(char *const *globs, const char *path) {
                 if (glob_matches(globs[i], path))
                         return true;
         return false;
+}
+
+void policy_params_ignore_weights(PolicyParams *p) {
+        p->weights_ignored = true;
+        p->escalate_lever[POLICY_LEVER_IDLE] = false;
 }

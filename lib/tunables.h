@@ -79,6 +79,12 @@ typedef struct Tunables {
         unsigned quota_floor_pct; /* percent of one CPU */
         uint64_t partition_max_cpus;
 
+        /* [record] */
+        char *record_directory;
+        char *record_file; /* a name in record_directory; "" no recording */
+        uint64_t record_max_size_mb;
+        bool record_names;
+
         /* [bus] */
         char *control_group; /* may call the mutating D-Bus methods besides root; "" none */
 } Tunables;
@@ -116,6 +122,13 @@ unsigned tunables_node_min_imbalance(const Tunables *t, unsigned cpus_per_node,
  */
 int policy_params_from_tunables(const Tunables *t, const Topology *topo, PolicyParams *ret);
 
+/* The params under a scheduler that ignores cpu.weight and cpu.idle (a sched_ext one): weights
+ * are not changed and the ladder does not use idle. The daemon and a replay both apply it. */
+void policy_params_ignore_weights(PolicyParams *p);
+
 /* fnmatch() of a cgroup path against a glob list, where a glob also matches every group below
  * what it matches ("cgbalance.slice" matches "cgbalance.slice/a/b"). Paths have no leading '/'. */
 bool tunables_cgroup_matches(char *const *globs, const char *path);
+
+/* A recording's name as `file` and `cgbalancectl record start` take it: no '/', not . or .. */
+bool tunables_record_name_ok(const char *name);

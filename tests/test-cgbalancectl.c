@@ -1374,6 +1374,51 @@ Test(live, set_changes_the_effective_config) {
         run_done(&s);
 }
 
+static char *recording_property(void) {
+        _cleanup_(sd_bus_error_free) sd_bus_error e = SD_BUS_ERROR_NULL;
+        char *v = NULL;
+
+        cr_assert_geq(sd_bus_get_property_string(peek, CGB_BUS_NAME, CGB_BUS_PATH,
+                                                 CGB_BUS_INTERFACE, "Recording", &e, &v),
+                      0, "%s", e.message ?: "");
+        return v;
+}
+
+/* record start NAME writes NAME in [record] directory, and nothing but a plain name is taken;
+ * the file it leaves is a recording --replay reads. */
+Test(live, record_start_and_stop_a_recording_in_the_record_directory) {
+        _cleanup_free_ char *extra = NULL, *want = NULL, *prop = NULL;
+        Run r;
+
+        cr_assert_gt(asprintf(&extra, "[record]\ndirectory = %s\n", workdir), 0);
+        start_daemon(extra);
+        prop = recording_property();
+        cr_expect_str_eq(prop, "");
+        r = run(CTL_ON_BUS("record", "start", "../escape"));
+        cr_expect(exited_with(r.status, 2), "status %d: %s", r.status, r.err);
+        cr_expect_not_null(strstr(r.err, "not a file name in the record directory"), "%s", r.err);
+        run_done(&r);
+        r = run(CTL_ON_BUS("record", "start", "day1"));
+        cr_expect(exited_with(r.status, 0), "status %d: %s", r.status, r.err);
+        run_done(&r);
+        cr_assert_gt(asprintf(&want, "%s/day1", workdir), 0);
+        free(prop);
+        prop = recording_property();
+        cr_expect_str_eq(prop, want);
+        usleep(800 * 1000); /* a few ticks */
+        r = run(CTL_ON_BUS("record", "stop"));
+        cr_expect(exited_with(r.status, 0), "status %d: %s", r.status, r.err);
+        run_done(&r);
+        free(prop);
+        prop = recording_property();
+        cr_expect_str_eq(prop, "");
+        r = run((const char *const[]){ DAEMON, "--replay", want, NULL });
+        cr_expect(exited_with(r.status, 0) || exited_with(r.status, 2), "status %d: %s",
+                  r.status, r.err);
+        cr_expect_not_null(strstr(r.out, "ticks over"), "%s", r.out);
+        run_done(&r);
+}
+
 Test(live, set_out_of_range_exits_1_with_the_daemons_message) {
         Run r, s;
 

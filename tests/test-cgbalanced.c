@@ -809,6 +809,100 @@ Test(live, weight_gives_a_squeezed_protected_group_more_throughput) {
 
 /* CPU hotplug on a recorded machine: the daemon notices the online list change and rebuilds its
  * model instead of planning masks that name a CPU that is gone. */
+/*
+ * Record and replay: the real daemon records a loadgen scenario (a protected periodic task beside
+ * a noisy group: weights change), and --replay makes the same plan on every tick; a what-if with
+ * another weight_step counts both configurations and shows where they differ.
+ */
+#define LOADGEN BUILD_DIR "/loadgen"
+
+static char *record_conf(const char *name, unsigned weight_step) {
+        _cleanup_free_ char *extra = NULL;
+
+        cr_assert_gt(asprintf(&extra,
+                              "[weights]\nprotected_cgroups = cgbalance.slice/loadgen-*/protected\n"
+                              "pressure_target = 1\npressure_hold = 0\nweight_step = %u\n",
+                              weight_step),
+                     0);
+        return live_conf_as(name, extra);
+}
+
+Test(live, a_recording_of_a_scenario_replays_to_the_same_plans) {
+        _cleanup_free_ char *conf = NULL, *other = NULL, *rec = NULL, *out = NULL, *err = NULL;
+        _cleanup_free_ char *scenario = NULL;
+        Run r;
+        unsigned long same = 0, of = 0;
+        const char *p;
+        pid_t lg;
+        int status;
+
+        /* The daemon manages the scenario's groups, not this suite's, which go now. */
+        (void) cgroup_remove(&layout, prot);
+        (void) cgroup_remove(&layout, noisy);
+        (void) cgroup_remove(&layout, group);
+        snprintf(group, sizeof group, "cgbalance.slice/loadgen-*");
+        conf = record_conf("record.conf", 300);
+        other = record_conf("other.conf", 100);
+        group[0] = '\0'; /* nothing of ours to remove at teardown */
+        cr_assert_gt(asprintf(&rec, "%s/rec", workdir), 0);
+        cr_assert_gt(asprintf(&out, "%s/daemon.out", workdir), 0);
+        err = log_path();
+        daemon_pid = spawn((const char *const[]){ DAEMON, "--config", conf, "--record", rec, NULL },
+                           out, err);
+        cr_assert(wait_log("Recording every tick to", 5000), "no recording started");
+        cr_assert_gt(asprintf(&scenario, "%s/conf/scenarios/pressure.conf", SOURCE_DIR), 0);
+        lg = spawn((const char *const[]){ LOADGEN, "run", scenario, "--duration", "6", NULL },
+                   "/dev/null", "/dev/null");
+        cr_assert_eq(waitpid(lg, &status, 0), lg);
+        cr_expect(exited_with(status, 0), "loadgen run failed");
+        cr_expect(exited_with(stop_daemon(SIGTERM), 0));
+
+        r = run((const char *const[]){ DAEMON, "--replay", rec, NULL });
+        cr_expect(exited_with(r.status, 0), "replay: %s%s", r.out, r.err);
+        p = strstr(r.out, "the same plan on ");
+        cr_assert(p, "%s", r.out);
+        cr_assert_eq(sscanf(p, "the same plan on %lu of %lu", &same, &of), 2);
+        cr_expect_geq(of, 20, "%lu ticks recorded in 6 s at 200 ms", of);
+        cr_expect_eq(same, of, "%s", r.out);
+        run_done(&r);
+
+        r = run((const char *const[]){ DAEMON, "--replay", rec, "--json", NULL });
+        cr_expect(exited_with(r.status, 0));
+        p = strstr(r.out, "\"recorded_configuration\"");
+        cr_assert(p, "%s", r.out);
+        cr_expect(!strstr(p, "\"weight_changes\": 0,"), "no weight change recorded: %s", r.out);
+        run_done(&r);
+
+        r = run((const char *const[]){ DAEMON, "--replay", rec, "--config", other, "--show", "2",
+                                       NULL });
+        cr_expect(exited_with(r.status, 0), "%s%s", r.out, r.err);
+        cr_expect(strstr(r.out, "minute |"), "no per-minute table: %s", r.out);
+        cr_expect(strstr(r.out, "ticks that differ:"),
+                  "weight_step 100 against 300 changed "
+                  "nothing: %s",
+                  r.out);
+        cr_expect(strstr(r.out, "weight cgbalance.slice/loadgen-"), "%s", r.out);
+        run_done(&r);
+}
+
+Test(cli, replay_refuses_what_is_not_a_recording_naming_it) {
+        _cleanup_free_ char *dir = make_tmpdir(), *path = NULL;
+        _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        Run r;
+
+        write_file_at(fd, "junk", "[daemon]\ninterval = 1s\n");
+        cr_assert_gt(asprintf(&path, "%s/junk", dir), 0);
+        r = run((const char *const[]){ DAEMON, "--replay", path, NULL });
+        cr_expect(exited_with(r.status, 1));
+        cr_expect(strstr(r.err, "junk: not a cgbalanced recording"), "%s", r.err);
+        run_done(&r);
+        r = run((const char *const[]){ DAEMON, "--show", "3", NULL });
+        cr_expect(exited_with(r.status, 1));
+        cr_expect(strstr(r.err, "--show and --json go with --replay"), "%s", r.err);
+        run_done(&r);
+        rm_rf(dir);
+}
+
 Test(root, hotplug_rebuilds_the_topology) {
         _cleanup_free_ char *dir = make_tmpdir(), *log = NULL, *out = NULL, *text = NULL;
         _cleanup_close_ int fd = -EBADF;
