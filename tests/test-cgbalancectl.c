@@ -1413,8 +1413,8 @@ Test(live, record_start_and_stop_a_recording_in_the_record_directory) {
         prop = recording_property();
         cr_expect_str_eq(prop, "");
         r = run((const char *const[]){ DAEMON, "--replay", want, NULL });
-        cr_expect(exited_with(r.status, 0) || exited_with(r.status, 2), "status %d: %s",
-                  r.status, r.err);
+        cr_expect(exited_with(r.status, 0) || exited_with(r.status, 2), "status %d: %s", r.status,
+                  r.err);
         cr_expect_not_null(strstr(r.out, "ticks over"), "%s", r.out);
         run_done(&r);
 }
