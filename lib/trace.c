@@ -39,7 +39,8 @@ enum {
 #define CH_UTIL (1u << 0)
 #define CH_WAIT (1u << 1)
 #define CH_CPU (1u << 2)
-#define CH_OTHER (1u << 3)
+#define CH_MEM (1u << 3)
+#define CH_OTHER (1u << 4) /* name, affinity, group, flags, last move */
 
 /* Task flags in the "other" block */
 #define TF_OURS (1u << 0)
@@ -298,8 +299,9 @@ struct TraceWriter {
         size_t n_groups, cap_groups, cap_groups_next;
         TaskRec *tasks, *tasks_next;
         size_t n_tasks, cap_tasks, cap_tasks_next;
-        TaskKey *keys; /* the last tick's tasks by (pid, starttime) */
+        TaskKey *keys; /* the last tick's tasks by (pid, starttime), once needed in a tick */
         size_t cap_keys;
+        bool keys_sorted;
         Dict strings, masks;
 
         Buf frame;
@@ -660,12 +662,24 @@ static int cmp_key(const void *a, const void *b) {
         return (x->starttime > y->starttime) - (x->starttime < y->starttime);
 }
 
-/* The index in the last tick's list of (pid, starttime), or -1. */
-static long find_prev(const TraceWriter *w, pid_t pid, uint64_t starttime) {
+/* The index in the last tick's list of (pid, starttime), or -1 (also when out of memory: then
+ * the task is written whole, which is correct too). */
+static long find_prev(TraceWriter *w, pid_t pid, uint64_t starttime) {
         TaskKey k = { .pid = pid, .starttime = starttime }, *hit;
 
         if (w->n_tasks == 0)
                 return -1;
+        if (!w->keys_sorted) {
+                if (greedy_realloc((void **) &w->keys, &w->cap_keys, w->n_tasks, sizeof *w->keys,
+                                   64) < 0)
+                        return -1;
+                for (size_t i = 0; i < w->n_tasks; i++)
+                        w->keys[i] = (TaskKey){ .pid = w->tasks[i].pid,
+                                                .starttime = w->tasks[i].starttime,
+                                                .index = i };
+                qsort(w->keys, w->n_tasks, sizeof *w->keys, cmp_key);
+                w->keys_sorted = true;
+        }
         hit = bsearch(&k, w->keys, w->n_tasks, sizeof *w->keys, cmp_key);
         return hit ? (long) hit->index : -1;
 }
@@ -691,7 +705,7 @@ static void task_rec(const PolicyTask *t, TaskRec *rec) {
 
 static bool other_equal(const TaskRec *a, const TaskRec *b) {
         return a->comm == b->comm && a->mask == b->mask && a->cgroup == b->cgroup &&
-               a->flags == b->flags && a->last_move == b->last_move && a->mem_kib == b->mem_kib;
+               a->flags == b->flags && a->last_move == b->last_move;
 }
 
 static void flush_same(Buf *b, size_t *run) {
@@ -718,7 +732,22 @@ static void put_other_full(TraceWriter *w, Buf *b, const PolicyTask *t, TaskRec 
         buf_varint(b, rec->cgroup == POLICY_NO_CGROUP ? 0 : (uint64_t) rec->cgroup + 1);
         buf_varint(b, rec->flags);
         buf_varint(b, rec->last_move);
-        buf_varint(b, rec->mem_kib);
+}
+
+/* The task's name and mask are the ones it had the tick before: their refs without hashing. */
+static bool same_refs(const TraceWriter *w, const PolicyTask *t, const TaskRec *prev,
+                      TaskRec *rec) {
+        const char *comm = prev->comm == REF_NONE ? "" : w->strings.items[prev->comm - REF_FIRST];
+        const CpuMask *mask =
+                prev->mask == REF_NONE ? NULL : w->masks.items[prev->mask - REF_FIRST];
+
+        if (!streq(w->names ? t->comm : "", comm))
+                return false;
+        if (!(mask ? t->allowed && cpumask_equal(mask, t->allowed) : !t->allowed))
+                return false;
+        rec->comm = prev->comm;
+        rec->mask = prev->mask;
+        return true;
 }
 
 static int put_tasks(TraceWriter *w, Buf *b, const PolicySnapshot *snap) {
@@ -736,7 +765,6 @@ static int put_tasks(TraceWriter *w, Buf *b, const PolicySnapshot *snap) {
                 bool known;
 
                 task_rec(t, rec);
-                known = task_refs(w, t, rec);
                 if (j < w->n_tasks && w->tasks[j].pid == t->pid &&
                     w->tasks[j].starttime == t->starttime_ticks)
                         prev = &w->tasks[j];
@@ -759,15 +787,19 @@ static int put_tasks(TraceWriter *w, Buf *b, const PolicySnapshot *snap) {
                         buf_varint(b, (uint64_t) (rec->cpu + 1));
                         buf_varint(b, rec->util);
                         buf_varint(b, rec->wait);
+                        buf_varint(b, rec->mem_kib);
                         continue;
                 }
                 j++;
+                known = same_refs(w, t, prev, rec) || task_refs(w, t, rec);
                 if (rec->util != prev->util)
                         ch |= CH_UTIL;
                 if (rec->wait != prev->wait)
                         ch |= CH_WAIT;
                 if (rec->cpu != prev->cpu)
                         ch |= CH_CPU;
+                if (rec->mem_kib != prev->mem_kib)
+                        ch |= CH_MEM;
                 if (!known || !other_equal(rec, prev))
                         ch |= CH_OTHER;
                 if (!ch) {
@@ -775,13 +807,20 @@ static int put_tasks(TraceWriter *w, Buf *b, const PolicySnapshot *snap) {
                         continue;
                 }
                 flush_same(b, &run);
-                buf_varint(b, (uint64_t) ch << 2 | OP_CHANGED);
+                if (ch == CH_UTIL) { /* the common change, in one number */
+                        buf_varint(b, (zigzag((int64_t) rec->util - prev->util) << 1 | 1) << 2 |
+                                              OP_CHANGED);
+                        continue;
+                }
+                buf_varint(b, (uint64_t) ch << 3 | OP_CHANGED);
                 if (ch & CH_UTIL)
                         buf_svarint(b, (int64_t) rec->util - prev->util);
                 if (ch & CH_WAIT)
                         buf_svarint(b, (int64_t) rec->wait - prev->wait);
                 if (ch & CH_CPU)
                         buf_varint(b, (uint64_t) (rec->cpu + 1));
+                if (ch & CH_MEM)
+                        buf_varint(b, rec->mem_kib);
                 if (ch & CH_OTHER)
                         put_other_full(w, b, t, rec);
         }
@@ -883,15 +922,7 @@ static int writer_commit(TraceWriter *w, uint64_t now, const PolicySnapshot *sna
         w->cap_tasks = w->cap_tasks_next;
         w->cap_tasks_next = cap;
         w->n_tasks = snap->n_tasks;
-        if (greedy_realloc((void **) &w->keys, &w->cap_keys, w->n_tasks, sizeof *w->keys, 64) < 0) {
-                w->n_tasks = 0; /* written against nothing next time: still correct */
-                return -ENOMEM;
-        }
-        for (size_t i = 0; i < w->n_tasks; i++)
-                w->keys[i] = (TaskKey){ .pid = w->tasks[i].pid,
-                                        .starttime = w->tasks[i].starttime,
-                                        .index = i };
-        qsort(w->keys, w->n_tasks, sizeof *w->keys, cmp_key);
+        w->keys_sorted = false; /* sorted when a task is not where it was: find_prev() */
         return 0;
 }
 
@@ -1408,7 +1439,7 @@ static bool get_other(TraceReader *r, Cur *c, TaskRec *t) {
         if (!get_uint(c, TF_OURS | TF_FOREIGN | TF_MEM_EXACT, "a task's unknown flags", &v))
                 return false;
         t->flags = (unsigned) v;
-        return get_varint(c, &t->last_move) && get_varint(c, &t->mem_kib);
+        return get_varint(c, &t->last_move);
 }
 
 static bool get_cpu(TraceReader *r, Cur *c, int *ret) {
@@ -1459,17 +1490,34 @@ static bool decode_task_op(TraceReader *r, Cur *c, size_t n, size_t *i, size_t *
                 *j += arg;
                 return true;
         case OP_CHANGED:
-                if (arg == 0 || arg > (CH_UTIL | CH_WAIT | CH_CPU | CH_OTHER) || *j >= r->n_tasks) {
+                if (*j >= r->n_tasks) {
                         c->bad = c->bad ?: "a changed task that is not there";
                         return false;
                 }
                 t = &r->tasks_next[*i];
                 *t = r->tasks[(*j)++];
+                if (arg & 1) { /* its load alone, the difference in the number */
+                        int64_t u = (int64_t) t->util + unzigzag(arg >> 1);
+
+                        if (u < 0 || u > UINT32_MAX) {
+                                c->bad = c->bad ?: "a task's load out of range";
+                                return false;
+                        }
+                        t->util = (uint32_t) u;
+                        break;
+                }
+                arg >>= 1;
+                if (arg == 0 || arg > (CH_UTIL | CH_WAIT | CH_CPU | CH_MEM | CH_OTHER)) {
+                        c->bad = c->bad ?: "a changed task with unknown fields";
+                        return false;
+                }
                 if ((arg & CH_UTIL) && !get_delta(c, &t->util))
                         return false;
                 if ((arg & CH_WAIT) && !get_delta(c, &t->wait))
                         return false;
                 if ((arg & CH_CPU) && !get_cpu(r, c, &t->cpu))
+                        return false;
+                if ((arg & CH_MEM) && !get_varint(c, &t->mem_kib))
                         return false;
                 if ((arg & CH_OTHER) && !get_other(r, c, t))
                         return false;
@@ -1487,7 +1535,8 @@ static bool decode_task_op(TraceReader *r, Cur *c, size_t n, size_t *i, size_t *
                 if (!get_varint(c, &t->starttime) || !get_other(r, c, t) ||
                     !get_cpu(r, c, &t->cpu) ||
                     !get_u32(c, "a task's load out of range", &t->util) ||
-                    !get_u32(c, "a task's load out of range", &t->wait))
+                    !get_u32(c, "a task's load out of range", &t->wait) ||
+                    !get_varint(c, &t->mem_kib))
                         return false;
                 break;
         }
