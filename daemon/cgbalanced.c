@@ -29,6 +29,8 @@ static ManagerOptions arg_options;
 static const char *arg_bus; /* --bus: NULL for the system bus */
 static const char *arg_events; /* --events: FD or PATH */
 static ReplayOptions arg_replay = { .show = 10 };
+static char *arg_sets[33]; /* --set, NULL-terminated */
+static size_t n_sets;
 
 static void help(void) {
         printf("Usage: cgbalanced [OPTIONS]\n"
@@ -61,6 +63,9 @@ static void help(void) {
                "                      many ticks it is the recorded one (exit 2 if not all);\n"
                "                      with --config, also with that configuration: a what-if,\n"
                "                      per minute and tick by tick. Changes nothing.\n"
+               "     --set=KEY=VALUE  With --replay: the what-if's configuration is --config's, "
+               "or\n"
+               "                      the recorded one, with KEY set to VALUE (repeatable).\n"
                "     --show=N         With --replay: show at most N differing ticks (10).\n"
                "     --json           With --replay: a JSON summary instead of the tables.\n"
                "     --print-defaults Print the documented default configuration file.\n"
@@ -85,6 +90,7 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_REPLAY,
                 ARG_SHOW,
                 ARG_JSON,
+                ARG_SET,
         };
         static const struct option options[] = {
                 { "config", required_argument, NULL, 'c' },
@@ -99,6 +105,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "replay", required_argument, NULL, ARG_REPLAY },
                 { "show", required_argument, NULL, ARG_SHOW },
                 { "json", no_argument, NULL, ARG_JSON },
+                { "set", required_argument, NULL, ARG_SET },
                 { "print-defaults", no_argument, NULL, ARG_DEFAULTS },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
@@ -136,6 +143,14 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 }
                 case ARG_JSON: arg_replay.json = true; break;
+                case ARG_SET:
+                        if (n_sets + 1 >= ELEMENTSOF(arg_sets)) {
+                                log_error("--set: at most %zu.", ELEMENTSOF(arg_sets) - 1);
+                                return -EINVAL;
+                        }
+                        arg_sets[n_sets++] = optarg;
+                        arg_replay.sets = arg_sets;
+                        break;
                 case ARG_DEFAULTS: arg_action = ACTION_PRINT_DEFAULTS; break;
                 case 'h': help(); return 0;
                 case ARG_VERSION: puts("cgbalanced " CGBALANCE_VERSION); return 0;
@@ -146,8 +161,8 @@ static int parse_argv(int argc, char *argv[]) {
                 log_error("Unexpected argument \"%s\"; see --help.", argv[optind]);
                 return -EINVAL;
         }
-        if (arg_action != ACTION_REPLAY && (arg_replay.json || arg_replay.show != 10)) {
-                log_error("--show and --json go with --replay.");
+        if (arg_action != ACTION_REPLAY && (arg_replay.json || arg_replay.show != 10 || n_sets)) {
+                log_error("--show, --set and --json go with --replay.");
                 return -EINVAL;
         }
         if (arg_action == ACTION_REPLAY && arg_options.record_path) {

@@ -15,6 +15,8 @@
 typedef struct ReplayOptions {
         const char *path; /* the recording */
         const char *config_path; /* --config: the what-if's configuration; NULL: none */
+        char **sets; /* --set KEY=VALUE...: the what-if is config_path's configuration, or the
+                      * recorded one, with these keys set (NULL-terminated; NULL: none) */
         unsigned show; /* at most this many differing ticks are shown in full */
         bool json; /* one JSON object instead of the tables */
 } ReplayOptions;
@@ -29,6 +31,9 @@ typedef struct ReplayResult {
         uint64_t differ; /* what-if: ticks where the two configurations' plans differ */
         ReplayCounts recorded, other;
         double seconds; /* from the first tick to the last */
+        uint64_t task_ticks; /* the sum over ticks but the first of the tasks in each */
+        uint64_t first_tick_end; /* the offset in the file after the first tick */
+        uint64_t bytes; /* of the recording read */
 } ReplayResult;
 
 /*

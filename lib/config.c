@@ -1982,7 +1982,7 @@ static int write_bare_key(const ConfigKey *k, bool first_in_section, void *userd
         WriteState *w = userdata;
 
         if (first_in_section)
-                fprintf(w->f, "[%s]\n", k->section);
+                fprintf(w->f, "\n[%s]\n", k->section);
         return write_value_lines(w->f, k, w->config, "");
 }
 
@@ -1996,7 +1996,7 @@ int config_write_values(const ConfigSchema *schema, const void *config, FILE *f)
                 const ConfigInstances *l = cinstances_of(kind, config);
 
                 for (size_t j = 0; r >= 0 && j < l->n; j++) {
-                        fprintf(f, "[%s %s]\n", kind->name, l->names[j]);
+                        fprintf(f, "\n[%s %s]\n", kind->name, l->names[j]);
                         for (size_t k = 0; r >= 0 && k < kind->n_keys; k++)
                                 r = write_value_lines(f, &kind->keys[k], instance_item(kind, l, j),
                                                       "");

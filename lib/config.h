@@ -400,7 +400,8 @@ int config_print(const ConfigSchema *schema, const void *config, FILE *f);
 
 /*
  * config as an INI file that config_load_string() loads back to an equal config: "[section]"
- * headers and "key = value" lines (a list: one line per element, "key =" when empty), then a
+ * headers (each after a blank line) and "key = value" lines (a list: one line per element, "key ="
+ * when empty), then a
  * "[kind name]" section per instance. No comments. -EIO, -ENOMEM.
  */
 int config_write_values(const ConfigSchema *schema, const void *config, FILE *f);

@@ -28,6 +28,7 @@
 #include "child.h"
 #include "cli.h"
 #include "compare.h"
+#include "sweep_replay.h"
 #include "config.h"
 #include "fileio.h"
 #include "json.h"
@@ -86,6 +87,7 @@ typedef struct Compare {
         int proc_fd, notify_fd;
         char *notify_path;
         Topology *topo;
+        const char *replay_path; /* sweep -- replay RECORDING */
 } Compare;
 
 static void compare_done(Compare *c) {
@@ -944,6 +946,12 @@ static void help(bool sweep) {
                        "value, runs the suite, stops the daemon; then prints the suite's table\n"
                        "with a row (or column) per value, named KEY=V.\n"
                        "\n"
+                       "With \"-- replay RECORDING\" as the suite (cgbalance-record(5)), nothing\n"
+                       "runs live: each value replays the recording with KEY set in the recorded\n"
+                       "configuration (or BASE.conf), and the table has per value the moves,\n"
+                       "cross-node moves, weight changes and lever steps, and the ticks whose\n"
+                       "plan differs from the recorded configuration's.\n"
+                       "\n"
                        "  -c --config=BASE.conf  The configuration every value is set in.\n");
         else
                 printf("Usage: loadgen compare [OPTIONS] -- SUITE [SUITE OPTIONS]\n"
@@ -1071,6 +1079,14 @@ static int parse_args(int argc, char *argv[], bool sweep, Compare *c, Args *a) {
         if (dd + 1 >= argc) {
                 log_error("Missing SUITE after \"--\": contest or a benchmark.");
                 return -EINVAL;
+        }
+        if (sweep && streq(argv[dd + 1], "replay")) {
+                if (argc - dd - 2 != 1) {
+                        log_error("sweep -- replay takes one recording (cgbalance-record(5)).");
+                        return -EINVAL;
+                }
+                c->replay_path = argv[dd + 2];
+                return 0;
         }
         c->suite = compare_suite_find(argv[dd + 1]);
         if (!c->suite) {
@@ -1233,6 +1249,19 @@ static int run(int argc, char *argv[], bool sweep) {
         r = parse_args(argc, argv, sweep, &c, &a);
         if (r != 0)
                 return r > 0 ? 0 : EXIT_USAGE;
+        if (c.replay_path) {
+                if (find_self(&c) < 0)
+                        return 1;
+                if (find_daemon(&c) < 0)
+                        return c.daemon_arg ? EXIT_USAGE : 1;
+                return sweep_replay_run(
+                        &(const SweepReplay){ .sweep = a.sweep,
+                                              .recording = c.replay_path,
+                                              .base_config = a.n_configs ? a.configs[0] : NULL,
+                                              .daemon_path = c.daemon_path,
+                                              .json_path = c.json_path,
+                                              .json_stdout = c.json_stdout });
+        }
         if (plan_rows(&c, &a, sweep) < 0)
                 return EXIT_USAGE;
         if (find_self(&c) < 0)

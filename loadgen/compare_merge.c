@@ -385,19 +385,11 @@ int compare_parse_sweep(const char *arg, char **ret_key, char ***ret_values) {
 }
 
 int compare_config_text(const Tunables *t, const char *comment, char **ret) {
-        _cleanup_free_ char *flat = NULL, *buf = NULL, *prev = NULL;
-        size_t flat_size = 0, size = 0;
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0;
         FILE *f;
         int r;
 
-        f = open_memstream(&flat, &flat_size);
-        if (!f)
-                return -ENOMEM;
-        r = config_print(&tunables_schema, t, f);
-        if (fclose(f) != 0 && r == 0)
-                r = -ENOMEM;
-        if (r < 0)
-                return r;
         f = open_memstream(&buf, &size);
         if (!f)
                 return -ENOMEM;
@@ -407,27 +399,7 @@ int compare_config_text(const Tunables *t, const char *comment, char **ret) {
                 fprintf(f, "# %.*s\n", (int) (nl - c), c);
                 c = *nl ? nl + 1 : nl;
         }
-        /* config_print()'s "section.key=value" lines, as an INI file. */
-        for (char *save = NULL, *line = strtok_r(flat, "\n", &save); line;
-             line = strtok_r(NULL, "\n", &save)) {
-                char *dot = strchr(line, '.'), *eq = strchr(line, '=');
-
-                if (!dot || !eq || eq < dot) {
-                        r = -EINVAL;
-                        break;
-                }
-                *dot = *eq = '\0';
-                if (!prev || !streq(prev, line)) {
-                        free(prev);
-                        prev = strdup(line);
-                        if (!prev) {
-                                r = -ENOMEM;
-                                break;
-                        }
-                        fprintf(f, "\n[%s]\n", line);
-                }
-                fprintf(f, "%s =%s%s\n", dot + 1, eq[1] ? " " : "", eq + 1);
-        }
+        r = config_write_values(&tunables_schema, t, f);
         if (fclose(f) != 0 && r == 0)
                 r = -ENOMEM;
         if (r < 0)

@@ -811,8 +811,9 @@ Test(live, weight_gives_a_squeezed_protected_group_more_throughput) {
  * model instead of planning masks that name a CPU that is gone. */
 /*
  * Record and replay: the real daemon records a loadgen scenario (a protected periodic task beside
- * a noisy group: weights change), and --replay makes the same plan on every tick; a what-if with
- * another weight_step counts both configurations and shows where they differ.
+ * a noisy group: weights change, from the first seconds with the interval's pressure, where avg10
+ * can take most of the run to pass 1%), and --replay makes the same plan on every tick; a what-if
+ * with another weight_step counts both configurations and shows where they differ.
  */
 #define LOADGEN BUILD_DIR "/loadgen"
 
@@ -821,7 +822,8 @@ static char *record_conf(const char *name, unsigned weight_step) {
 
         cr_assert_gt(asprintf(&extra,
                               "[weights]\nprotected_cgroups = cgbalance.slice/loadgen-*/protected\n"
-                              "pressure_target = 1\npressure_hold = 0\nweight_step = %u\n",
+                              "pressure_target = 1\npressure_measure = interval\n"
+                              "pressure_hold = 0\nweight_step = %u\n",
                               weight_step),
                      0);
         return live_conf_as(name, extra);
@@ -883,6 +885,22 @@ Test(live, a_recording_of_a_scenario_replays_to_the_same_plans) {
                   r.out);
         cr_expect(strstr(r.out, "weight cgbalance.slice/loadgen-"), "%s", r.out);
         run_done(&r);
+
+        /* loadgen sweep over the recording: the recorded value plans as recorded. */
+        r = run((const char *const[]){ LOADGEN, "sweep", "weights.weight_step=100,300", "--",
+                                       "replay", rec, NULL });
+        cr_expect(exited_with(r.status, 0), "%s%s", r.out, r.err);
+        p = strstr(r.out, "\n300 ");
+        cr_assert(p, "%s", r.out);
+        cr_expect(strstr(p, " 0 of "), "the recorded value differs from itself: %s", r.out);
+        p = strstr(r.out, "\n100 ");
+        cr_assert(p, "%s", r.out);
+        {
+                _cleanup_free_ char *line = strndup(p + 1, strcspn(p + 1, "\n"));
+
+                cr_expect(!strstr(line, " 0 of "), "weight_step 100 planned as 300 did: %s", r.out);
+        }
+        run_done(&r);
 }
 
 Test(cli, replay_refuses_what_is_not_a_recording_naming_it) {
@@ -898,7 +916,7 @@ Test(cli, replay_refuses_what_is_not_a_recording_naming_it) {
         run_done(&r);
         r = run((const char *const[]){ DAEMON, "--show", "3", NULL });
         cr_expect(exited_with(r.status, 1));
-        cr_expect(strstr(r.err, "--show and --json go with --replay"), "%s", r.err);
+        cr_expect(strstr(r.err, "--show, --set and --json go with --replay"), "%s", r.err);
         run_done(&r);
         rm_rf(dir);
 }
