@@ -197,9 +197,10 @@ run: deps
 # ---- benchmarks and fuzzing
 
 # bench/support.c: what every bench program repeats (tool checks, medians), linked into each.
-$(BUILD)/bench/%: bench/%.c $(BUILD)/bench/support.o $(DAEMON_A) $(LIB_A)
+# bench-record drives loadgen's simulator: the benches link loadgen's modules too.
+$(BUILD)/bench/%: bench/%.c $(BUILD)/bench/support.o $(DAEMON_A) $(LOADGEN_A) $(LIB_A)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Idaemon -Ibench -DBUILD_DIR='"$(CURDIR)/$(BUILD)"' $(ALL_LDFLAGS) -o $@ \
+	$(CC) $(ALL_CFLAGS) -Idaemon -Iloadgen -Ibench -DBUILD_DIR='"$(CURDIR)/$(BUILD)"' $(ALL_LDFLAGS) -o $@ \
 		$(filter %.c %.o %.a,$^) $(PKG_LIBS) -lm
 
 bench: deps

@@ -27,6 +27,11 @@
  * its own, with the same limit. The sampler's walk of the cgroup tree is not in the floor: it is
  * how it finds the group.
  *
+ * Recording: after each tick, apart from its time, trace_writer_tick() of its snapshot and plan
+ * into a temporary file, as --record does (cgbalance-record(5)): its CPU time, its share of the
+ * tick's, and the bytes a tick adds once every task has been written whole (tasks are processes:
+ * a process's threads are one record).
+ *
  * Memory: build/cgbalanced, run on a temporary config managing the group (dry run, 100 ms tick)
  * at both 10,000-thread shapes, after DAEMON_TICKS ticks past the priming one: VmRSS and VmHWM of
  * its /proc/PID/status, against the same daemon managing nothing (a group glob that matches none).
@@ -64,6 +69,7 @@
 #include "sampler.h"
 #include "support.h"
 #include "topology.h"
+#include "trace.h"
 #include "tunables.h"
 
 #ifndef BUILD_DIR
@@ -534,14 +540,19 @@ static int floor_pass_remote(const FloorProc *fp, FloorResult *ret) {
 
 typedef struct Row {
         uint64_t floor_ns, tick_ns, plan_ns, first_ns; /* medians but first_ns */
+        uint64_t record_ns; /* median CPU time of trace_writer_tick() after the tick */
+        uint64_t record_bytes; /* its bytes over the measured ticks */
+        unsigned reps;
         size_t n_tasks;
         unsigned n_threads;
         unsigned failures;
 } Row;
 
-/* One tick as the daemon's: sample, then plan. CPU time in ns; *ret_plan_ns that of the plan. */
+/* One tick as the daemon's: sample, then plan. CPU time in ns; *ret_plan_ns that of the plan.
+ * Then, apart, recording it (the daemon's --record) into w: *ret_record_ns. */
 static int tick(Sampler *s, PolicyState *ps, const Bench *b, const Tunables *t,
-                const PolicyParams *params, Row *row, uint64_t *ret_ns, uint64_t *ret_plan_ns) {
+                const PolicyParams *params, TraceWriter *w, Row *row, uint64_t *ret_ns,
+                uint64_t *ret_plan_ns, uint64_t *ret_record_ns) {
         _cleanup_plan_ Plan *plan = NULL;
         const PolicySnapshot *snap;
         const SamplerSystem *sys;
@@ -557,17 +568,44 @@ static int tick(Sampler *s, PolicyState *ps, const Bench *b, const Tunables *t,
         *ret_plan_ns = *ret_ns - (t1 - t0);
         if (r < 0)
                 return r;
+        t0 = clock_nsec(CLOCK_THREAD_CPUTIME_ID);
+        r = trace_writer_tick(w, now, 0, snap, plan);
+        *ret_record_ns = clock_nsec(CLOCK_THREAD_CPUTIME_ID) - t0;
+        if (r < 0)
+                return r;
         row->n_tasks = snap->n_tasks;
         row->n_threads = sys->n_threads;
         return 0;
+}
+
+/* A recording in a temporary file, removed at once (the writer keeps it open). */
+static int record_open(const Bench *b, TraceWriter **ret) {
+        char path[] = "/tmp/bench-tick-record-XXXXXX";
+        int fd = mkstemp(path), r;
+
+        if (fd < 0)
+                return negative_errno();
+        close(fd);
+        r = trace_writer_open(path,
+                              &(TraceWriterOptions){ .max_size = UINT64_C(1) << 40,
+                                                     .names = true,
+                                                     .program = "bench-tick" },
+                              ret);
+        (void) unlink(path);
+        if (r >= 0)
+                r = trace_writer_topology(*ret, b->topo);
+        if (r >= 0)
+                r = trace_writer_config(*ret, "[daemon]\n");
+        return r;
 }
 
 static int measure_ticks(const Bench *b, const Tunables *t, const FloorProc *fp, unsigned reps,
                          Row *row) {
         _cleanup_sampler_ Sampler *s = NULL;
         _cleanup_policy_state_ PolicyState *ps = NULL;
-        _cleanup_free_ uint64_t *v = calloc(3 * (size_t) reps, sizeof *v);
-        uint64_t *floors, *ticks, *plans, plan_ns;
+        _cleanup_trace_writer_ TraceWriter *w = NULL;
+        _cleanup_free_ uint64_t *v = calloc(4 * (size_t) reps, sizeof *v);
+        uint64_t *floors, *ticks, *plans, *records, plan_ns, record_ns, bytes0;
         FloorResult fr = {};
         PolicyParams params;
         int r;
@@ -575,9 +613,11 @@ static int measure_ticks(const Bench *b, const Tunables *t, const FloorProc *fp,
         if (!v)
                 return -ENOMEM;
         r = policy_params_from_tunables(t, b->topo, &params); /* once, as at a reload */
+        if (r >= 0)
+                r = record_open(b, &w);
         if (r < 0)
                 return r;
-        floors = v, ticks = v + reps, plans = v + 2 * reps;
+        floors = v, ticks = v + reps, plans = v + 2 * reps, records = v + 3 * reps;
         r = sampler_new(b->proc_fd, &b->layout, b->topo, getpid(), &s);
         if (r < 0)
                 return r;
@@ -585,13 +625,17 @@ static int measure_ticks(const Bench *b, const Tunables *t, const FloorProc *fp,
         ps = policy_state_new(b->topo);
         if (!ps)
                 return -ENOMEM;
-        r = tick(s, ps, b, t, &params, row, &row->first_ns, &plan_ns);
+        r = tick(s, ps, b, t, &params, w, row, &row->first_ns, &plan_ns, &record_ns);
+        /* The first recorded tick writes every task whole (a priming one, not counted). */
+        if (r >= 0)
+                r = tick(s, ps, b, t, &params, w, row, &ticks[0], &plans[0], &record_ns);
+        bytes0 = trace_writer_bytes(w);
         for (unsigned k = 0; k < reps && r >= 0 && !stop_requested; k++) {
                 r = floor_pass_remote(fp, &fr);
                 floors[k] = fr.ns;
                 sleep_ms(10); /* an interval for the deltas */
                 if (r >= 0)
-                        r = tick(s, ps, b, t, &params, row, &ticks[k], &plans[k]);
+                        r = tick(s, ps, b, t, &params, w, row, &ticks[k], &plans[k], &records[k]);
         }
         if (r < 0)
                 return r;
@@ -601,8 +645,14 @@ static int measure_ticks(const Bench *b, const Tunables *t, const FloorProc *fp,
         row->floor_ns = bench_median_u64(floors, reps);
         row->tick_ns = bench_median_u64(ticks, reps);
         row->plan_ns = bench_median_u64(plans, reps);
+        row->record_ns = bench_median_u64(records, reps);
+        row->record_bytes = trace_writer_bytes(w) - bytes0;
+        row->reps = reps;
         return 0;
 }
+
+/* the measured ticks the bytes were written over */
+#define REPS_BYTES(row) ((double) (row)->reps)
 
 static double ms(uint64_t ns) {
         return (double) ns / 1e6;
@@ -611,9 +661,11 @@ static double ms(uint64_t ns) {
 static void print_row(const Shape *sh, const Row *row) {
         unsigned want = sh->procs * sh->threads;
 
-        printf("  %4u x %-4u %7u %9.2f %8.2f %7.2f %8.2f %9.2f", sh->procs, sh->threads, want,
-               ms(row->floor_ns), ms(row->tick_ns), (double) row->tick_ns / (double) row->floor_ns,
-               ms(row->plan_ns), ms(row->first_ns));
+        printf("  %4u x %-4u %7u %9.2f %8.2f %7.2f %8.2f %9.2f %9.3f %7.2f%% %7.1f", sh->procs,
+               sh->threads, want, ms(row->floor_ns), ms(row->tick_ns),
+               (double) row->tick_ns / (double) row->floor_ns, ms(row->plan_ns), ms(row->first_ns),
+               ms(row->record_ns), 100.0 * (double) row->record_ns / (double) row->tick_ns,
+               (double) row->record_bytes / REPS_BYTES(row));
         if (row->n_tasks != sh->procs || row->n_threads != want)
                 printf("  (sampled %zu tasks, %u threads!)", row->n_tasks, row->n_threads);
         if (row->failures)
@@ -842,8 +894,10 @@ static int run_ticks(Bench *b, const Tunables *t, const Options *o) {
         printf("tick: CPU ms of sampler_sample() + policy_plan(), median of %u; floor: the same "
                "reads, bare\n",
                o->reps);
-        printf("  %-11s %7s %9s %8s %7s %8s %9s\n", "shape", "threads", "floor ms", "tick ms",
-               "ratio", "plan ms", "first ms");
+        printf("recording: CPU ms of trace_writer_tick() after the tick, its share of the tick, "
+               "and bytes a tick (tasks are processes)\n");
+        printf("  %-11s %7s %9s %8s %7s %8s %9s %9s %8s %7s\n", "shape", "threads", "floor ms",
+               "tick ms", "ratio", "plan ms", "first ms", "record ms", "of tick", "bytes");
         for (size_t i = 0; i < o->n_shapes && r >= 0; i++) {
                 Row row = {};
 

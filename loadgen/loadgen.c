@@ -19,6 +19,7 @@
 #include "benchmark.h"
 #include "cli.h"
 #include "compare.h"
+#include "simulate.h"
 #include "contest.h"
 #include "cpumask.h"
 #include "json.h"
@@ -58,7 +59,10 @@ static void help(void) {
                "                       compare --help).\n"
                "  sweep KEY=V1,V2,... [OPTIONS] -- SUITE [SUITE OPTIONS]\n"
                "                       The same across values of one tunable (see loadgen\n"
-               "                       sweep --help).\n"
+               "                       sweep --help); SUITE may be \"replay RECORDING\", a\n"
+               "                       cgbalanced recording (cgbalance-record(5)).\n"
+               "  simulate [OPTIONS]   cgbalanced's policy against the kernel's spreading on\n"
+               "                       model machines (see loadgen simulate --help).\n"
                "  plot RESULTS.json    Draw compare's or sweep's results with gnuplot, as PNG\n"
                "                       and SVG (see loadgen plot --help).\n"
                "\n"
@@ -627,6 +631,8 @@ int main(int argc, char *argv[]) {
                 return compare_main(argc - optind, argv + optind);
         if (streq(argv[optind], "sweep"))
                 return sweep_main(argc - optind, argv + optind);
+        if (streq(argv[optind], "simulate"))
+                return simulate_main(argc - optind, argv + optind);
         b = benchmark_find(argv[optind]);
         if (b) {
                 int first = optind;

@@ -140,6 +140,9 @@ static const SuiteFigure suite_figures[] = {
         { "placement", "task", .y_key = "distance", .style = FIGURE_BARS,
           .what = "placement: how far each task was moved", .xlabel = "task",
           .ylabel = "sum of node distances moved, lower is better" },
+        { "simulate", "machine", .y_key = "work_pct", .style = FIGURE_BARS,
+          .what = "simulate: work done on model machines", .xlabel = "machine",
+          .ylabel = "work done, % of the work asked for, higher is better" },
 };
 
 /* ---- memory */
@@ -689,7 +692,7 @@ static int timelines(Plot *p, json_object *rows) {
         char where[WHERE_SIZE];
 
         for (size_t i = 0; i < json_object_array_length(rows); i++) {
-                json_object *row = json_object_array_get_idx(rows, i), *daemon, *tl, *name;
+                json_object *row = json_object_array_get_idx(rows, i), *daemon, *tl, *name, *title;
                 int r;
 
                 snprintf(where, sizeof where, "rows[%zu]", i);
@@ -699,6 +702,11 @@ static int timelines(Plot *p, json_object *rows) {
                         return r;
                 if (!json_object_get_boolean(daemon) || !tl)
                         continue;
+                /* A timeline may name itself (simulate: "cgbalanced on numaq"), where rows share
+                 * a name to be one series of the summary. */
+                if (json_object_object_get_ex(tl, "name", &title) &&
+                    json_object_is_type(title, json_type_string))
+                        name = title;
                 r = timeline_add(p, tl, i, json_object_get_string(name));
                 if (r < 0)
                         return r;
@@ -757,7 +765,7 @@ static int plot_read(Plot *p, json_object *root) {
                         return bad(p, "the top level",
                                    "suite \"%s\" is none loadgen plot knows (contest, hackbench, "
                                    "lat_ctx, reflex, chat, kernbench, schedbench, reaim, pipe, "
-                                   "placement)",
+                                   "placement, simulate)",
                                    p->suite);
         }
         r = command_line(p, root);

@@ -29,6 +29,8 @@ typedef struct TimelineWeight {
 
 struct Timeline {
         int proc_fd;
+        bool model; /* timeline_new_model(): samples given, times from 0 */
+        char *name; /* written as "name" when set */
         unsigned n_nodes;
         int *node_ids; /* by node index */
         unsigned *node_cpus; /* online CPUs per node index */
@@ -58,6 +60,7 @@ struct Timeline {
 Timeline *timeline_free(Timeline *tl) {
         if (!tl)
                 return NULL;
+        free(tl->name);
         free(tl->node_ids);
         free(tl->node_cpus);
         free(tl->cpus);
@@ -101,13 +104,11 @@ static int map_cpus(Timeline *tl, const Topology *t) {
         return 0;
 }
 
-int timeline_new(int proc_fd, const Topology *t, Timeline **ret) {
+static int timeline_new_internal(int proc_fd, const Topology *t, Timeline **ret) {
         _cleanup_timeline_ Timeline *tl = NULL;
         unsigned n;
         int r;
 
-        if (proc_fd < 0)
-                return -EBADF;
         if (!t || !ret)
                 return -EINVAL;
         n = topology_n_nodes(t);
@@ -133,6 +134,41 @@ int timeline_new(int proc_fd, const Topology *t, Timeline **ret) {
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(tl);
+        return 0;
+}
+
+int timeline_new(int proc_fd, const Topology *t, Timeline **ret) {
+        if (proc_fd < 0)
+                return -EBADF;
+        return timeline_new_internal(proc_fd, t, ret);
+}
+
+int timeline_new_model(const Topology *t, Timeline **ret) {
+        int r = timeline_new_internal(-EBADF, t, ret);
+
+        if (r >= 0)
+                (*ret)->model = true;
+        return r;
+}
+
+int timeline_set_name(Timeline *tl, const char *name) {
+        char *copy = strdup(name);
+
+        if (!copy)
+                return -ENOMEM;
+        free(tl->name);
+        tl->name = copy;
+        return 0;
+}
+
+int timeline_add_sample(Timeline *tl, uint64_t now_usec, const uint64_t *load) {
+        if (greedy_realloc((void **) &tl->sample_usec, &tl->cap_samples, tl->n_samples + 1,
+                           sizeof *tl->sample_usec, 16) < 0 ||
+            greedy_realloc((void **) &tl->sample_load, &tl->cap_load_rows, tl->n_samples + 1,
+                           tl->n_nodes * sizeof *tl->sample_load, 16) < 0)
+                return -ENOMEM;
+        memcpy(tl->sample_load + tl->n_samples * tl->n_nodes, load, tl->n_nodes * sizeof *load);
+        tl->sample_usec[tl->n_samples++] = now_usec;
         return 0;
 }
 
@@ -164,7 +200,7 @@ int timeline_sample(Timeline *tl, uint64_t now_usec) {
         _cleanup_free_ uint64_t *load = NULL;
         int r;
 
-        if (!tl)
+        if (!tl || tl->model)
                 return -EINVAL;
         if (tl->base && now_usec < tl->base_usec)
                 return -EINVAL;
@@ -181,13 +217,9 @@ int timeline_sample(Timeline *tl, uint64_t now_usec) {
                 return -ENOMEM;
         if (!node_loads(tl, cur, load))
                 return 0;
-        if (greedy_realloc((void **) &tl->sample_usec, &tl->cap_samples, tl->n_samples + 1,
-                           sizeof *tl->sample_usec, 16) < 0 ||
-            greedy_realloc((void **) &tl->sample_load, &tl->cap_load_rows, tl->n_samples + 1,
-                           tl->n_nodes * sizeof *tl->sample_load, 16) < 0)
-                return -ENOMEM;
-        memcpy(tl->sample_load + tl->n_samples * tl->n_nodes, load, tl->n_nodes * sizeof *load);
-        tl->sample_usec[tl->n_samples++] = now_usec;
+        r = timeline_add_sample(tl, now_usec, load);
+        if (r < 0)
+                return r;
         proc_stat_free(tl->base);
         tl->base = TAKE_PTR(cur);
         tl->base_usec = now_usec;
@@ -400,7 +432,7 @@ static void write_events(const Timeline *tl, Json *j, uint64_t origin) {
 }
 
 void timeline_write_json(const Timeline *tl, Json *j, const char *key) {
-        uint64_t origin = tl->base ? tl->first_usec : tl->first_event_usec;
+        uint64_t origin = tl->model ? 0 : tl->base ? tl->first_usec : tl->first_event_usec;
         uint64_t interval = 0;
 
         if (tl->n_samples > 0)
@@ -408,6 +440,8 @@ void timeline_write_json(const Timeline *tl, Json *j, const char *key) {
         if (key)
                 json_key(j, key);
         json_begin(j, '{');
+        if (tl->name)
+                json_string(j, "name", tl->name);
         json_u64(j, "interval_usec", interval);
         json_key(j, "nodes");
         json_begin(j, '[');

@@ -33,6 +33,18 @@ typedef struct Timeline Timeline;
 int timeline_new(int proc_fd, const Topology *t, Timeline **ret);
 
 /*
+ * A timeline of a model machine (loadgen simulate): samples come from timeline_add_sample(),
+ * times count from 0, timeline_sample() is -EINVAL. Errors as timeline_new()'s.
+ */
+int timeline_new_model(const Topology *t, Timeline **ret);
+
+/* One sample at now_usec: load[i] is node index i's busy CPUs in permyriad of one CPU. -ENOMEM. */
+int timeline_add_sample(Timeline *tl, uint64_t now_usec, const uint64_t *load);
+
+/* Written as the timeline's "name" (loadgen plot names its figure by it). -ENOMEM. */
+int timeline_set_name(Timeline *tl, const char *name);
+
+/*
  * Reads /proc/stat once. The first call only takes the baseline (t = 0 is its time); each later
  * call records one sample: per node, the busy CPUs since the previous recorded sample, stamped
  * now_usec. If no CPU's counters moved since then (two calls within one tick) nothing is

@@ -246,6 +246,36 @@ Test(timeline_json, shape) {
         fake_done(&f);
 }
 
+/* A model's timeline (loadgen simulate): samples as given, times from 0, its name, no /proc. */
+Test(timeline_model, samples_given_count_from_zero) {
+        _cleanup_topology_ Topology *t = NULL;
+        Timeline *tl = NULL;
+        const uint64_t a[] = { 20000, 5000 }, b[] = { 10000, 15000 };
+        json_object *o, *s;
+
+        cr_assert_eq(topology_new_from_synthetic("node:2 pu:2", NULL, 0, &t), 0);
+        cr_assert_eq(timeline_new_model(t, &tl), 0);
+        cr_expect_eq(timeline_sample(tl, 1), -EINVAL, "no /proc to read");
+        cr_assert_eq(timeline_set_name(tl, "cgbalanced on numaq"), 0);
+        cr_assert_eq(timeline_add_sample(tl, 1000000, a), 0);
+        cr_assert_eq(timeline_add_sample(tl, 2000000, b), 0);
+        o = timeline_to_json(tl);
+        cr_expect_str_eq(json_object_get_string(member(o, "name", json_type_string)),
+                         "cgbalanced on numaq");
+        cr_expect_eq(json_object_get_int64(member(o, "interval_usec", json_type_int)), 1000000);
+        s = member(o, "samples", json_type_array);
+        cr_assert_eq(json_object_array_length(s), 2);
+        cr_expect_float_eq(json_object_get_double(
+                                   member(json_object_array_get_idx(s, 1), "t", json_type_double)),
+                           2.0, 1e-9);
+        cr_expect_float_eq(
+                json_object_get_double(json_object_array_get_idx(
+                        member(json_object_array_get_idx(s, 0), "load", json_type_array), 0)),
+                2.0, 1e-9);
+        json_object_put(o);
+        timeline_free(tl);
+}
+
 /* A comm or path that looks like the old log format is just a name now. */
 Test(timeline_events, names_are_taken_whole) {
         _cleanup_free_ char *ml = move_line(1, 5, "x) node 7 -> 8, CPUs 3: y", 0, 1),
