@@ -19,6 +19,7 @@
 #include "macro.h"
 #include "scenario.h"
 #include "timeline.h"
+#include "trace.h"
 #include "tunables.h"
 
 #define EPSILON 1e-9
@@ -309,6 +310,8 @@ struct Sim {
         const Topology *topo;
         SimTaskSpec *specs;
         size_t n_specs;
+        const uint16_t *trace; /* sim_set_trace(): ticks x tasks demands, permyriad */
+        uint64_t trace_ticks;
         uint64_t interval_usec;
         uint64_t rng;
         unsigned n_nodes, n_cpus;
@@ -617,6 +620,15 @@ static double demand_integral(const SimTaskSpec *sp, uint64_t at) {
 /* What the task wanted over the tick ending at now: its phases' mean over the interval. */
 static double task_demand(Sim *s, const SimTask *t, uint64_t now) {
         const SimTaskSpec *sp = &s->specs[t->spec];
+
+        if (s->trace) { /* a recording's: task i is spec i */
+                uint64_t tick = now / s->interval_usec;
+
+                return tick >= 1 && tick <= s->trace_ticks
+                               ? (double) s->trace[(tick - 1) * s->n_tasks + t->spec] /
+                                         POLICY_LOAD_ONE_CPU
+                               : 0.0;
+        }
         uint64_t b = now + t->offset_usec, a = b > s->interval_usec ? b - s->interval_usec : 0;
 
         if (sp->random > 0)
@@ -787,6 +799,14 @@ int sim_apply(Sim *s, const Plan *p, uint64_t now_usec, bool migrate_memory) {
         return 0;
 }
 
+int sim_set_trace(Sim *s, const uint16_t *demand, uint64_t ticks) {
+        if (s->n_specs != s->n_tasks)
+                return -EINVAL; /* one spec per task */
+        s->trace = demand;
+        s->trace_ticks = ticks;
+        return 0;
+}
+
 const SimTotals *sim_totals(const Sim *s) {
         return &s->totals;
 }
@@ -797,6 +817,145 @@ int sim_task_cpu(const Sim *s, size_t i) {
 
 unsigned sim_task_home(const Sim *s, size_t i) {
         return i < s->n_tasks ? s->tasks[i].home : 0;
+}
+
+/* ---- demands from a recording */
+
+typedef struct TraceKey {
+        pid_t pid;
+        uint64_t starttime;
+        size_t index; /* its column */
+} TraceKey;
+
+typedef struct TraceDemand {
+        Topology *topo;
+        uint64_t interval_usec; /* the first tick's */
+        uint64_t n_ticks;
+        TraceKey *keys; /* sorted */
+        size_t n_keys;
+        SimTaskSpec *specs; /* by column: where it first ran, its memory there */
+        uint16_t *demand; /* n_ticks x n_keys, permyriad */
+} TraceDemand;
+
+#define TRACE_DEMAND_MAX (UINT64_C(64) << 20) /* cells: 128 MiB */
+
+static void trace_demand_done(TraceDemand *d) {
+        topology_free(d->topo);
+        free(d->keys);
+        free(d->specs);
+        free(d->demand);
+}
+
+static int cmp_trace_key(const void *a, const void *b) {
+        const TraceKey *x = a, *y = b;
+
+        if (x->pid != y->pid)
+                return x->pid < y->pid ? -1 : 1;
+        return (x->starttime > y->starttime) - (x->starttime < y->starttime);
+}
+
+static TraceKey *trace_find(const TraceDemand *d, pid_t pid, uint64_t starttime) {
+        TraceKey k = { .pid = pid, .starttime = starttime };
+
+        return d->n_keys ? bsearch(&k, d->keys, d->n_keys, sizeof k, cmp_trace_key) : NULL;
+}
+
+/* A task first seen: a column, its home the node it ran on. Re-sorts: rare after the start. */
+static int trace_add(TraceDemand *d, const PolicyTask *t) {
+        TraceKey *k = reallocarray(d->keys, d->n_keys + 1, sizeof *k);
+        SimTaskSpec *sp;
+        int node;
+
+        if (!k)
+                return -ENOMEM;
+        d->keys = k;
+        sp = reallocarray(d->specs, d->n_keys + 1, sizeof *sp);
+        if (!sp)
+                return -ENOMEM;
+        d->specs = sp;
+        node = t->cpu >= 0 ? topology_cpu_node(d->topo, (unsigned) t->cpu) : -1;
+        d->specs[d->n_keys] = (SimTaskSpec){ .count = 1,
+                                             .mem_kib = t->mem_kib,
+                                             .mem_share = 0.5,
+                                             .node = node,
+                                             .group = "recorded" };
+        d->keys[d->n_keys] =
+                (TraceKey){ .pid = t->pid, .starttime = t->starttime_ticks, .index = d->n_keys };
+        d->n_keys++;
+        qsort(d->keys, d->n_keys, sizeof *d->keys, cmp_trace_key);
+        return 0;
+}
+
+/* Pass 1 (fill false): the topology, the ticks, every task; pass 2: the demands. */
+static int trace_pass(const char *path, TraceDemand *d, bool fill) {
+        _cleanup_trace_reader_ TraceReader *r = NULL;
+        char why[256] = "";
+        uint64_t tick = 0;
+        TraceEvent e;
+        int k;
+
+        k = trace_reader_open(path, &r, why, sizeof why);
+        if (k < 0)
+                return log_error_errno(k, "%s: %s", path, why);
+        while ((k = trace_reader_next(r, &e, why, sizeof why)) > 0) {
+                if (e.kind == TRACE_EVENT_TOPOLOGY) {
+                        _cleanup_free_ char *text = NULL;
+
+                        if (d->topo && !fill)
+                                return log_error_errno(EINVAL,
+                                                       "%s: the topology changes at tick %" PRIu64
+                                                       "; simulate takes one machine.",
+                                                       path, tick + 1);
+                        if (fill)
+                                continue;
+                        k = topology_to_text(e.topology, &text);
+                        if (k >= 0)
+                                k = topology_new_from_text(text, &d->topo, why, sizeof why);
+                        if (k < 0)
+                                return log_error_errno(k, "%s: its topology: %m", path);
+                        continue;
+                }
+                if (e.kind != TRACE_EVENT_TICK || (fill && tick == d->n_ticks))
+                        continue;
+                if (!fill && d->interval_usec == 0) /* the first tick primes: 0 */
+                        d->interval_usec = e.snap->interval_usec;
+                for (size_t i = 0; i < e.snap->n_tasks; i++) {
+                        const PolicyTask *t = &e.snap->tasks[i];
+                        TraceKey *key = trace_find(d, t->pid, t->starttime_ticks);
+
+                        if (fill && key)
+                                d->demand[tick * d->n_keys + key->index] =
+                                        (uint16_t) MIN(t->demand_permyriad, POLICY_LOAD_ONE_CPU);
+                        else if (!fill && !key && (k = trace_add(d, t)) < 0)
+                                return log_error_errno(k, "Out of memory.");
+                }
+                tick++;
+        }
+        if (k < 0 && k != -EPIPE)
+                return log_error_errno(k, "%s: %s", path, why);
+        if (!fill)
+                d->n_ticks = tick;
+        return 0;
+}
+
+static int trace_demand_load(const char *path, uint64_t max_ticks, TraceDemand *d) {
+        int r = trace_pass(path, d, false);
+
+        if (r < 0)
+                return r;
+        if (!d->topo || d->n_ticks == 0 || d->n_keys == 0)
+                return log_error_errno(EINVAL, "%s: no tick with a task to simulate.", path);
+        d->n_ticks = MIN(d->n_ticks, max_ticks);
+        if (d->n_ticks * d->n_keys > TRACE_DEMAND_MAX)
+                return log_error_errno(EFBIG,
+                                       "%s: %" PRIu64 " ticks of %zu tasks are more than the "
+                                       "simulator holds (%" PRIu64 " demands); give --ticks.",
+                                       path, d->n_ticks, d->n_keys, TRACE_DEMAND_MAX);
+        d->demand = calloc(d->n_ticks * d->n_keys, sizeof *d->demand);
+        if (!d->demand)
+                return log_error_errno(ENOMEM, "Out of memory.");
+        /* The columns follow first sight; the specs too (task i is spec i). */
+        return trace_pass(path, d, true);
 }
 
 /* ---- the command */
@@ -819,6 +978,9 @@ typedef struct SimOptions {
         SimTaskSpec specs[64];
         size_t n_specs;
         const char *scenario;
+        const char *recording; /* --recording: its machine, tasks and demands */
+        const uint16_t *trace; /* the recording's demands, once loaded */
+        bool ticks_set;
         uint64_t ticks;
         uint64_t interval_usec;
         const char *config;
@@ -876,6 +1038,8 @@ static int run_row(const SimOptions *o, const Topology *topo, const SimTaskSpec 
                 r = timeline_set_name(row->timeline, name);
         if (r >= 0)
                 r = sim_new(topo, specs, n_specs, o->seed, o->interval_usec, &sim);
+        if (r >= 0 && o->trace)
+                r = sim_set_trace(sim, o->trace, o->ticks);
         if (r < 0)
                 return log_error_errno(r, "%s: cannot set up the model: %m", row->machine);
         if (daemon) {
@@ -1020,6 +1184,9 @@ static void help(void) {
                "                        of it, and 2 per CPU burst=0.3/2 (128 MiB) spread.\n"
                "     --scenario=FILE    The tasks of a loadgen scenario (run, sleep, periodic\n"
                "                        and memwalk phases) instead.\n"
+               "     --recording=FILE   The machine, tasks and each tick's demands of a\n"
+               "                        cgbalanced recording (cgbalance-record(5)) instead;\n"
+               "                        its ticks and interval, unless --ticks is fewer.\n"
                "     --ticks=N          Ticks to simulate (default 600).\n"
                "     --interval=TIME    A tick (default 1s).\n"
                "  -c --config=FILE      cgbalanced's configuration (default: its defaults with\n"
@@ -1053,7 +1220,8 @@ static int parse_argv(int argc, char *argv[], SimOptions *o) {
                 ARG_TICKS,
                 ARG_INTERVAL,
                 ARG_SEED,
-                ARG_NO_KERNEL
+                ARG_NO_KERNEL,
+                ARG_RECORDING
         };
         static const struct option options[] = {
                 { "machine", required_argument, NULL, 'm' },
@@ -1061,6 +1229,7 @@ static int parse_argv(int argc, char *argv[], SimOptions *o) {
                 { "distances", required_argument, NULL, ARG_DISTANCES },
                 { "tasks", required_argument, NULL, 't' },
                 { "scenario", required_argument, NULL, ARG_SCENARIO },
+                { "recording", required_argument, NULL, ARG_RECORDING },
                 { "ticks", required_argument, NULL, ARG_TICKS },
                 { "interval", required_argument, NULL, ARG_INTERVAL },
                 { "config", required_argument, NULL, 'c' },
@@ -1101,9 +1270,11 @@ static int parse_argv(int argc, char *argv[], SimOptions *o) {
                         o->n_specs++;
                         break;
                 case ARG_SCENARIO: o->scenario = optarg; break;
+                case ARG_RECORDING: o->recording = optarg; break;
                 case ARG_TICKS:
                         if (parse_u64("ticks", optarg, 1, 1000000, &o->ticks) < 0)
                                 return -EINVAL;
+                        o->ticks_set = true;
                         break;
                 case ARG_INTERVAL:
                         if (config_parse_duration(optarg, &o->interval_usec) < 0 ||
@@ -1139,6 +1310,11 @@ static int parse_argv(int argc, char *argv[], SimOptions *o) {
         }
         if (o->scenario && o->n_specs) {
                 log_error("--tasks and --scenario do not go together.");
+                return -EINVAL;
+        }
+        if (o->recording && (o->n_specs || o->scenario || o->n_machines || o->synthetic)) {
+                log_error("--recording brings its machine and tasks: no --machine, --synthetic, "
+                          "--tasks or --scenario with it.");
                 return -EINVAL;
         }
         return 1;
@@ -1197,6 +1373,45 @@ static int machine_setup(const SimOptions *o, const char *name, Topology **ret_t
         return 0;
 }
 
+/* The table, and the JSON where --json says. */
+static int output(const SimOptions *o, const SimRow *rows, size_t n_rows) {
+        FILE *f = NULL;
+        bool owned = false;
+        int r = 0;
+
+        if (!o->json || cli_json_to(o->json) != CLI_JSON_STDOUT)
+                print_rows(o, rows, n_rows);
+        if (o->json) {
+                r = cli_json_open(o->json, &f, &owned);
+                if (r >= 0) {
+                        json_rows(o, rows, n_rows, f);
+                        if (owned && fclose(f) != 0)
+                                r = log_error_errno(errno, "Failed to write %s: %m", o->json);
+                }
+        }
+        return r;
+}
+
+/* The kernel and cgbalanced on a recording's machine, tasks and demands. */
+static int run_recording(const SimOptions *o, const TraceDemand *d, const Tunables *tun) {
+        SimRow rows[2] = {};
+        size_t n_rows = 0;
+        int r = 0;
+
+        for (int dmn = o->no_kernel ? 1 : 0; dmn <= 1 && r >= 0; dmn++) {
+                SimRow *row = &rows[n_rows++];
+
+                row->machine = "recorded";
+                row->balancer = dmn ? "cgbalanced" : "kernel";
+                r = run_row(o, d->topo, d->specs, d->n_keys, tun, dmn, row);
+        }
+        if (r >= 0)
+                r = output(o, rows, n_rows);
+        for (size_t i = 0; i < n_rows; i++)
+                row_done(&rows[i]);
+        return r;
+}
+
 int simulate_main(int argc, char *argv[]) {
         SimOptions o = {
                 .ticks = 600, .interval_usec = 1000000, .seed = 1, .argv = argv, .argc = argc
@@ -1231,6 +1446,23 @@ int simulate_main(int argc, char *argv[]) {
                 for (size_t i = 0; i < n_names; i++)
                         names[i] = m[i].name;
         }
+        if (o.recording) {
+                TraceDemand d = {};
+
+                r = trace_demand_load(o.recording, o.ticks_set ? o.ticks : UINT64_MAX, &d);
+                if (r >= 0) {
+                        o.ticks = d.n_ticks;
+                        o.interval_usec = d.interval_usec ?: o.interval_usec;
+                        o.trace = d.demand;
+                        tun.interval_usec = o.interval_usec;
+                        r = run_recording(&o, &d, &tun);
+                }
+                trace_demand_done(&d);
+                tunables_free(&tun);
+                if (r == -EINTR)
+                        return cli_interrupted();
+                return r < 0 ? 1 : 0;
+        }
         rows = calloc(2 * n_names, sizeof *rows);
         if (!rows) {
                 tunables_free(&tun);
@@ -1252,22 +1484,8 @@ int simulate_main(int argc, char *argv[]) {
                 }
         }
         tunables_free(&tun);
-        if (r >= 0) {
-                FILE *f = NULL;
-                bool owned = false;
-
-                if (!o.json || cli_json_to(o.json) != CLI_JSON_STDOUT)
-                        print_rows(&o, rows, n_rows);
-                if (o.json) {
-                        r = cli_json_open(o.json, &f, &owned);
-                        if (r >= 0) {
-                                json_rows(&o, rows, n_rows, f);
-                                if (owned && fclose(f) != 0)
-                                        r = log_error_errno(errno, "Failed to write %s: %m",
-                                                            o.json);
-                        }
-                }
-        }
+        if (r >= 0)
+                r = output(&o, rows, n_rows);
         for (size_t i = 0; i < n_rows; i++)
                 row_done(&rows[i]);
         if (r == -EINTR)

@@ -107,6 +107,10 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Sim *, sim_free);
  * daemon's sampler would give; ret_node_busy (topology_n_nodes() entries, may be NULL) the busy
  * CPUs per node. */
 int sim_step(Sim *s, uint64_t now_usec, const PolicySnapshot **ret_snap, double *ret_node_busy);
+/* Demands from a recording instead of the specs' patterns: demand[(tick - 1) * n + i] (permyriad)
+ * is task i's at tick tick (now / interval), 0 past ticks; each spec must be one task. Kept, not
+ * copied. -EINVAL otherwise. */
+int sim_set_trace(Sim *s, const uint16_t *demand, uint64_t ticks);
 /* The plan's moves carried out: affinity (and with migrate_memory the memory's home). */
 int sim_apply(Sim *s, const Plan *p, uint64_t now_usec, bool migrate_memory);
 const SimTotals *sim_totals(const Sim *s);

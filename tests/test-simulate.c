@@ -139,6 +139,21 @@ Test(kernel, a_burst_wants_its_share_of_each_tick) {
         cr_expect_float_eq(tot.demand, 2.0, 1e-9, "8 s of a task busy a quarter of the time");
 }
 
+Test(kernel, a_recordings_demands_are_the_tasks_tick_by_tick) {
+        _cleanup_topology_ Topology *t = two_nodes();
+        _cleanup_sim_ Sim *sim = NULL;
+        SimTaskSpec s[2] = { spec("1:busy,node=0"), spec("1:busy,node=1") };
+        const uint16_t demand[] = { 5000, 0, 10000, 2500 }; /* tick 1: 0.5, 0; tick 2: 1, 0.25 */
+        const PolicySnapshot *snap;
+
+        cr_assert_eq(sim_new(t, s, 2, 1, SEC, &sim), 0);
+        cr_assert_eq(sim_set_trace(sim, demand, 2), 0);
+        for (unsigned k = 1; k <= 3; k++)
+                cr_assert_eq(sim_step(sim, k * SEC, &snap, NULL), 0);
+        cr_expect_float_eq(sim_totals(sim)->demand, 1.75, 1e-9, "none past the recording");
+        cr_expect_eq(snap->tasks[0].demand_permyriad, 0);
+}
+
 Test(policy, cgbalanced_moves_a_bound_task_to_the_node_with_room) {
         _cleanup_topology_ Topology *t = two_nodes();
         _cleanup_sim_ Sim *sim = NULL;
@@ -233,6 +248,23 @@ Test(command, a_scenario_maps_its_phases_or_says_which_it_cannot, .timeout = 60)
         cr_expect(strstr(r.err, "ping.conf:7: a pingpong phase has no demand model"), "%s", r.err);
         bin_run_done(&r);
         rm_rf(dir);
+}
+
+Test(command, a_recording_brings_its_machine_tasks_and_demands, .timeout = 60) {
+        _cleanup_free_ char *rec = NULL;
+        Run r;
+
+        cr_assert_gt(asprintf(&rec, "%s/doc/pressure.rec", SOURCE_DIR), 0);
+        r = bin_run((const char *const[]){ LOADGEN, "simulate", "--recording", rec, NULL });
+        cr_expect(exited_with(r.status, 0), "%s", r.err);
+        cr_expect(strstr(r.out, "75 ticks of 0.501 s"), "%s", r.out);
+        cr_expect(strstr(r.out, "recorded       1     2       6 kernel"), "%s", r.out);
+        bin_run_done(&r);
+        r = bin_run((const char *const[]){ LOADGEN, "simulate", "--recording", rec, "--machine",
+                                           "numaq", NULL });
+        cr_expect(exited_with(r.status, 2));
+        cr_expect(strstr(r.err, "--recording brings its machine and tasks"), "%s", r.err);
+        bin_run_done(&r);
 }
 
 Test(command, usage_errors_exit_2_naming_the_option) {

@@ -39,6 +39,10 @@ override_foreign_affinity = yes
 [balance]
 node_imbalance_hold = 400ms
 max_moves_per_tick = 1
+
+[record]
+directory = $CGB_TMP
+file = nearest.rec
 EOF2
 cgb_say "cgbalanced: $(cgb_config_show interval node_imbalance_pct node_min_imbalance node_imbalance_hold max_moves_per_tick)"
 two() { (($(cgb_moves_count) >= 2)); }
@@ -58,6 +62,11 @@ cgb_say "nearest room: 4/0/0 -> $after in $moves moves ($far to the far node), n
 ((moves == 2)) || cgb_fail "$moves cross-node moves, not 2"
 grep -q 'Moved pid .*waiting; nearest room, distance 12' "$CGB_DAEMON_LOG" ||
         cgb_fail "no move says it took the nearest room at distance 12"
+# The recording of these moves (issue 19) replays to the same plans on a cgroup v2, 3-node machine.
+replay=$("$CGB_BUILD/cgbalanced" --replay "$CGB_TMP/nearest.rec" 2>&1) ||
+        cgb_fail "cgbalanced --replay of the recording: $replay"
+cgb_say "replay: $(sed -n 3p <<<"$replay")"
+grep -Eq 'the same plan on ([0-9]+) of \1 ticks' <<<"$replay" || cgb_fail "replay: $replay"
 problems=$(cgb_daemon_problems)
 [[ -z $problems ]] || cgb_fail "cgbalanced logged problems: $problems"
 exit 0
