@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "manager.h"
-#include "trace.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +22,7 @@
 #include "sampler.h"
 #include "steering.h"
 #include "topology.h"
+#include "trace.h"
 #include "tunables.h"
 
 /* How late a tick may fire: the interval is the configured one, not rounded up to a grid. */
@@ -133,9 +133,9 @@ static void manager_read_online(const Manager *m, char *buf, size_t size) {
 }
 
 /* A recording that cannot be written stops, said once; the daemon goes on balancing. */
-static void manager_record_failed(Manager *m, const char *what) {
-        log_error("Failed to record %s in %s, recording stopped.", what,
-                  trace_writer_path(m->trace));
+static void manager_record_failed(Manager *m, int r, const char *what) {
+        log_error_errno(r, "Failed to record %s in %s, recording stopped: %m", what,
+                        trace_writer_path(m->trace));
         m->trace = trace_writer_free(m->trace);
         m->trace_fixed = false;
 }
@@ -158,7 +158,7 @@ static int manager_record_config(Manager *m) {
         if (r >= 0)
                 r = trace_writer_config(m->trace, buf);
         if (r < 0)
-                manager_record_failed(m, "the configuration");
+                manager_record_failed(m, r, "the configuration");
         return r;
 }
 
@@ -267,8 +267,11 @@ static int manager_load_model(Manager *m) {
         m->params = params;
         m->sampler = TAKE_PTR(sampler);
         m->topo = TAKE_PTR(topo);
-        if (m->trace && trace_writer_topology(m->trace, m->topo) < 0)
-                manager_record_failed(m, "the topology");
+        if (m->trace) {
+                r = trace_writer_topology(m->trace, m->topo);
+                if (r < 0)
+                        manager_record_failed(m, r, "the topology");
+        }
         return 0;
 }
 
@@ -691,13 +694,16 @@ static void manager_tick(Manager *m, uint64_t now, bool force_node_balance) {
                 log_warning_errno(r, "Failed to plan, skipping this tick: %m");
                 return;
         }
-        if (m->trace && trace_writer_tick(m->trace, now,
-                                          (force_node_balance ? TRACE_TICK_FORCE_NODE_BALANCE : 0) |
-                                                  (steering_sched_ext_active(&m->steering)
-                                                           ? TRACE_TICK_WEIGHTS_IGNORED
-                                                           : 0),
-                                          snap, plan) < 0)
-                manager_record_failed(m, "a tick");
+        if (m->trace) {
+                r = trace_writer_tick(m->trace, now,
+                                      (force_node_balance ? TRACE_TICK_FORCE_NODE_BALANCE : 0) |
+                                              (steering_sched_ext_active(&m->steering)
+                                                       ? TRACE_TICK_WEIGHTS_IGNORED
+                                                       : 0),
+                                      snap, plan);
+                if (r < 0)
+                        manager_record_failed(m, r, "a tick");
+        }
         n_moves = plan->n_moves;
         n_weights = plan->n_weights;
         n_levers = plan->n_escalations;

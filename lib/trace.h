@@ -78,9 +78,8 @@ typedef enum TraceEventKind {
         TRACE_EVENT_TICK,
 } TraceEventKind;
 
-/* What trace_reader_next() read; everything in it is owned by the reader and valid until the
- * next call (the topology until the next TOPOLOGY event, or for good with
- * trace_reader_take_topology()). */
+/* What trace_reader_next() read; everything in it is owned by the reader: the snapshot, plan and
+ * configuration until the next call, the topology until the next TOPOLOGY event. */
 typedef struct TraceEvent {
         TraceEventKind kind;
         const Topology *topology; /* TOPOLOGY */

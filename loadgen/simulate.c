@@ -831,8 +831,8 @@ typedef struct TraceDemand {
         Topology *topo;
         uint64_t interval_usec; /* the first tick's */
         uint64_t n_ticks;
-        TraceKey *keys; /* sorted */
-        size_t n_keys;
+        TraceKey *keys; /* sorted up to n_sorted; a tick's new ones after, sorted at its end */
+        size_t n_keys, n_sorted;
         SimTaskSpec *specs; /* by column: where it first ran, its memory there */
         uint16_t *demand; /* n_ticks x n_keys, permyriad */
 } TraceDemand;
@@ -857,10 +857,10 @@ static int cmp_trace_key(const void *a, const void *b) {
 static TraceKey *trace_find(const TraceDemand *d, pid_t pid, uint64_t starttime) {
         TraceKey k = { .pid = pid, .starttime = starttime };
 
-        return d->n_keys ? bsearch(&k, d->keys, d->n_keys, sizeof k, cmp_trace_key) : NULL;
+        return d->n_sorted ? bsearch(&k, d->keys, d->n_sorted, sizeof k, cmp_trace_key) : NULL;
 }
 
-/* A task first seen: a column, its home the node it ran on. Re-sorts: rare after the start. */
+/* A task first seen: a column, its home the node it ran on (sorted in at the tick's end). */
 static int trace_add(TraceDemand *d, const PolicyTask *t) {
         TraceKey *k = reallocarray(d->keys, d->n_keys + 1, sizeof *k);
         SimTaskSpec *sp;
@@ -882,7 +882,6 @@ static int trace_add(TraceDemand *d, const PolicyTask *t) {
         d->keys[d->n_keys] =
                 (TraceKey){ .pid = t->pid, .starttime = t->starttime_ticks, .index = d->n_keys };
         d->n_keys++;
-        qsort(d->keys, d->n_keys, sizeof *d->keys, cmp_trace_key);
         return 0;
 }
 
@@ -928,6 +927,10 @@ static int trace_pass(const char *path, TraceDemand *d, bool fill) {
                                         (uint16_t) MIN(t->demand_permyriad, POLICY_LOAD_ONE_CPU);
                         else if (!fill && !key && (k = trace_add(d, t)) < 0)
                                 return log_error_errno(k, "Out of memory.");
+                }
+                if (!fill && d->n_sorted < d->n_keys) {
+                        qsort(d->keys, d->n_keys, sizeof *d->keys, cmp_trace_key);
+                        d->n_sorted = d->n_keys;
                 }
                 tick++;
         }
@@ -1168,7 +1171,8 @@ static void help(void) {
                "of the kernel's spreading (idle CPU first, no memory cost); see loadgen(1),\n"
                "SIMULATE. Prints per machine and balancer the work done (%% of the work asked\n"
                "for), the demand that waited, the CPU time served away from the task's memory,\n"
-               "the kernel's cross-node migrations and the daemon's moves.\n"
+               "the tasks' cross-node migrations (the daemon's moves included) and the daemon's\n"
+               "moves.\n"
                "\n"
                "  -m --machine=NAME     A named machine (repeatable; default: all of them):\n");
         for (size_t i = 0; i < n; i++)

@@ -27,7 +27,7 @@
  * Both rows see the same demands (a seeded PRNG, here, never in the policy). The figures: work
  * done as a share of the work asked for (a CPU-second of demand served at home is a second of
  * work), the share of demand that waited, the share served away from home, the kernel's
- * cross-node task migrations and the daemon's moves.
+ * cross-node task migrations (the daemon's moves included) and the daemon's moves.
  */
 
 #include <stdbool.h>
@@ -88,7 +88,8 @@ size_t sim_default_tasks(unsigned n_cpus, unsigned first_node_cpus, int first_no
 typedef struct SimTotals {
         double demand, served, work; /* CPU-seconds */
         double remote; /* CPU-seconds served away from home */
-        uint64_t migrations; /* the kernel model's cross-node task moves */
+        uint64_t migrations; /* ticks a task ran on another node than the tick before (the
+                              * daemon's moves included: the kernel model carries them out) */
         uint64_t moves, cross_moves; /* the daemon's */
         uint64_t ticks;
 } SimTotals;
