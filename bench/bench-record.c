@@ -25,6 +25,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "parse.h"
 #include "policy.h"
 #include "replay.h"
 #include "simulate.h"
@@ -153,13 +154,19 @@ int main(int argc, char *argv[]) {
         int r;
 
         log_set_ident("bench-record");
-        if (argc == 3 && streq(argv[1], "--ticks"))
-                ticks = strtoull(argv[2], NULL, 10);
-        else if (argc != 1) {
+        if (argc == 3 && streq(argv[1], "--ticks")) {
+                if (parse_u64_span(argv[2], strlen(argv[2]), &ticks) < 0)
+                        ticks = 0; /* refused below */
+        } else if (argc != 1) {
                 fprintf(stderr, "usage: bench-record [--ticks N]\n");
                 return 2;
         }
-        if (ticks == 0 || !mkdtemp(dir))
+        if (ticks == 0) {
+                fprintf(stderr,
+                        "usage: bench-record [--ticks N]: N a number of ticks, 1 or more\n");
+                return 2;
+        }
+        if (!mkdtemp(dir))
                 return 1;
         if (topology_parse_distances(m->distances, &d, &n, NULL) < 0 ||
             topology_new_from_synthetic(m->synthetic, d, n, &topo) < 0)

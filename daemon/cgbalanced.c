@@ -12,6 +12,7 @@
 #include "event-stream.h"
 #include "log.h"
 #include "manager.h"
+#include "parse.h"
 #include "replay.h"
 #include "tunables.h"
 
@@ -129,12 +130,9 @@ static int parse_argv(int argc, char *argv[]) {
                         arg_replay.path = optarg;
                         break;
                 case ARG_SHOW: {
-                        char *end;
-                        unsigned long v;
+                        uint64_t v;
 
-                        errno = 0;
-                        v = strtoul(optarg, &end, 10);
-                        if (errno || *end || !*optarg || optarg[0] == '-' || v > 1000000) {
+                        if (parse_u64_span(optarg, strlen(optarg), &v) < 0 || v > 1000000) {
                                 log_error("--show=%s: not a number of ticks up to 1000000.",
                                           optarg);
                                 return -EINVAL;

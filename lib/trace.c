@@ -115,6 +115,17 @@ static void buf_varint(Buf *b, uint64_t v) {
         buf_put(b, tmp, n);
 }
 
+/* Swaps two grown arrays and their capacities: what was built for this tick becomes the last. */
+static void swap_arrays(void *a, size_t *cap_a, void *b, size_t *cap_b) {
+        void *t = *(void **) a;
+        size_t c = *cap_a;
+
+        *(void **) a = *(void **) b;
+        *(void **) b = t;
+        *cap_a = *cap_b;
+        *cap_b = c;
+}
+
 static uint64_t zigzag(int64_t v) {
         return ((uint64_t) v << 1) ^ (v < 0 ? UINT64_MAX : 0);
 }
@@ -590,9 +601,13 @@ static long dict_lookup_mask(const TraceWriter *w, const CpuMask *m) {
         return m ? dict_find(&w->masks, m, hash_mask(m)) : -2;
 }
 
-/* A ref known to the reader already: none (-2 from the lookups) or an id; -1: new. */
+/* Not yet in the file: differs from every ref written, so the field counts as changed and is
+ * written with its value. */
+#define REF_UNWRITTEN UINT32_MAX
+
+/* The ref of a lookup: none (-2), an id, or REF_UNWRITTEN (-1: new). */
 static uint32_t known_ref(long id) {
-        return id == -2 ? REF_NONE : (uint32_t) id + REF_FIRST;
+        return id == -2 ? REF_NONE : id == -1 ? REF_UNWRITTEN : (uint32_t) id + REF_FIRST;
 }
 
 static void put_cpus(TraceWriter *w, Buf *b, const PolicySnapshot *snap) {
@@ -720,8 +735,8 @@ static bool task_refs(TraceWriter *w, const PolicyTask *t, TaskRec *rec) {
         long c = w->names ? dict_lookup_string(w, t->comm) : -2,
              m = dict_lookup_mask(w, t->allowed);
 
-        rec->comm = c == -1 ? UINT32_MAX : known_ref(c);
-        rec->mask = m == -1 ? UINT32_MAX : known_ref(m);
+        rec->comm = known_ref(c);
+        rec->mask = known_ref(m);
         return c != -1 && m != -1;
 }
 
@@ -891,9 +906,6 @@ static int encode_tick(TraceWriter *w, uint64_t now, unsigned flags, const Polic
 
 /* What the next tick is written against: this one. */
 static int writer_commit(TraceWriter *w, uint64_t now, const PolicySnapshot *snap) {
-        void *tmp;
-        size_t cap;
-
         w->now = now;
         w->have_now = true;
         if (w->n_cpu_util < snap->n_cpus) {
@@ -907,20 +919,9 @@ static int writer_commit(TraceWriter *w, uint64_t now, const PolicySnapshot *sna
                 w->cpu_util[i] = snap->cpus[i].util_permyriad;
         w->n_cpu_util = snap->n_cpus;
 
-        tmp = w->groups;
-        w->groups = w->groups_next;
-        w->groups_next = tmp;
-        cap = w->cap_groups;
-        w->cap_groups = w->cap_groups_next;
-        w->cap_groups_next = cap;
+        swap_arrays(&w->groups, &w->cap_groups, &w->groups_next, &w->cap_groups_next);
         w->n_groups = snap->n_cgroups;
-
-        tmp = w->tasks;
-        w->tasks = w->tasks_next;
-        w->tasks_next = tmp;
-        cap = w->cap_tasks;
-        w->cap_tasks = w->cap_tasks_next;
-        w->cap_tasks_next = cap;
+        swap_arrays(&w->tasks, &w->cap_tasks, &w->tasks_next, &w->cap_tasks_next);
         w->n_tasks = snap->n_tasks;
         w->keys_sorted = false; /* sorted when a task is not where it was: find_prev() */
         return 0;
@@ -1551,8 +1552,6 @@ static bool decode_task_op(TraceReader *r, Cur *c, size_t n, size_t *i, size_t *
 static bool decode_tasks(TraceReader *r, Cur *c) {
         size_t i = 0, j = 0;
         uint64_t n;
-        void *tmp;
-        size_t cap;
 
         if (!get_uint(c, r->n_tasks + (uint64_t) (c->end - c->p), "more tasks than bytes", &n))
                 return false;
@@ -1591,12 +1590,7 @@ static bool decode_tasks(TraceReader *r, Cur *c) {
                 if (comm)
                         snprintf(p->comm, sizeof p->comm, "%s", comm);
         }
-        tmp = r->tasks;
-        r->tasks = r->tasks_next;
-        r->tasks_next = tmp;
-        cap = r->cap_tasks;
-        r->cap_tasks = r->cap_tasks_next;
-        r->cap_tasks_next = cap;
+        swap_arrays(&r->tasks, &r->cap_tasks, &r->tasks_next, &r->cap_tasks_next);
         r->n_tasks = n;
         return true;
 }

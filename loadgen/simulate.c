@@ -17,6 +17,7 @@
 #include "json.h"
 #include "log.h"
 #include "macro.h"
+#include "parse.h"
 #include "scenario.h"
 #include "timeline.h"
 #include "trace.h"
@@ -1203,12 +1204,9 @@ static void help(void) {
 }
 
 static int parse_u64(const char *name, const char *arg, uint64_t lo, uint64_t hi, uint64_t *ret) {
-        char *end;
-        unsigned long long v;
+        uint64_t v;
 
-        errno = 0;
-        v = strtoull(arg, &end, 10);
-        if (errno || end == arg || *end || arg[0] == '-' || v < lo || v > hi) {
+        if (parse_u64_span(arg, strlen(arg), &v) < 0 || v < lo || v > hi) {
                 log_error("--%s=%s: want a number %" PRIu64 "..%" PRIu64 ".", name, arg, lo, hi);
                 return -EINVAL;
         }

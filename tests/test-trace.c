@@ -446,6 +446,7 @@ Test(trace, a_steady_machine_costs_a_few_bytes_a_tick) {
         _cleanup_trace_writer_ TraceWriter *w = NULL;
         PolicyTask tasks[100];
         PolicyCpu cpus[2] = { { 10000 }, { 10000 } };
+        PolicySnapshot snap;
         Plan plan = { 0 };
         uint64_t before;
 
@@ -458,24 +459,13 @@ Test(trace, a_steady_machine_costs_a_few_bytes_a_tick) {
                                          .cgroup = POLICY_NO_CGROUP,
                                          .cpu = i % 2,
                                          .allowed = topology_usable_cpus(topo) };
-        for (int t = 0; t < 2; t++)
-                cr_assert_eq(trace_writer_tick(w, 1000000u * (unsigned) (t + 1), 0,
-                                               &(PolicySnapshot){ .interval_usec = 1000000,
-                                                                  .cpus = cpus,
-                                                                  .n_cpus = 2,
-                                                                  .tasks = tasks,
-                                                                  .n_tasks = 100 },
-                                               &plan),
-                             0);
+        snap = (PolicySnapshot){
+                .interval_usec = 1000000, .cpus = cpus, .n_cpus = 2, .tasks = tasks, .n_tasks = 100
+        };
+        for (unsigned t = 1; t <= 2; t++)
+                cr_assert_eq(trace_writer_tick(w, 1000000u * t, 0, &snap, &plan), 0);
         before = trace_writer_bytes(w);
-        cr_assert_eq(trace_writer_tick(w, 3000000u, 0,
-                                       &(PolicySnapshot){ .interval_usec = 1000000,
-                                                          .cpus = cpus,
-                                                          .n_cpus = 2,
-                                                          .tasks = tasks,
-                                                          .n_tasks = 100 },
-                                       &plan),
-                     0);
+        cr_assert_eq(trace_writer_tick(w, 3000000u, 0, &snap, &plan), 0);
         /* kind, length, flags, now (3), interval (1), CPUs (1 + 2), groups, tasks (1 + a run of
          * 2), plan (3) */
         cr_expect_leq(trace_writer_bytes(w) - before, 17, "%lu bytes",
