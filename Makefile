@@ -53,7 +53,7 @@ SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-om
 # instead of 102 at -O2 here (it is built on every make check).
 SAN_OPT := -O1
 endif
-ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(CFLAGS) $(SAN_OPT) $(SANFLAGS) -D_GNU_SOURCE \
+ALL_CFLAGS = -std=gnu11 $(WARNINGS) $(CPPFLAGS) $(CFLAGS) $(SAN_OPT) $(SANFLAGS) -D_GNU_SOURCE \
 	-DCGBALANCE_VERSION='"$(VERSION)"' -DSCENARIOS_DIR='"$(DATADIR)/cgbalance/scenarios"' -Ilib $(PKG_CFLAGS) -MMD -MP
 ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
 
