@@ -10,6 +10,7 @@
 #   make compare-placement  the placement cases three ways (kernel, numad, cgbalanced) in qemu guests
 #   make fuzz       run each libFuzzer target for FUZZ_SECONDS (clang)
 #   make install    PREFIX=/usr/local DESTDIR=
+#   make deb        the Debian packages (debian/) from the tracked files, into build/deb/, then lintian
 #   make analyze    cppcheck, fails on findings
 #   make format-check  clang-format, fails on differences
 #
@@ -82,7 +83,7 @@ BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 
 TEST_CFLAGS = -DFIXTURES_DIR='"$(CURDIR)/tests/fixtures"' -DSOURCE_DIR='"$(CURDIR)"' -DBUILD_DIR='"$(CURDIR)/$(BUILD)"' -Itests/support -Idaemon -Iloadgen $(CRITERION_CFLAGS)
 
-.PHONY: all deps run check check-vm check-systemd test test-plain test-sanitize check-unit bench fuzz install clean \
+.PHONY: all deps run check check-vm check-systemd test test-plain test-sanitize check-unit bench fuzz install deb clean \
 	analyze format-check format
 .DEFAULT_GOAL := all
 
@@ -258,6 +259,25 @@ install: all
 	@for m in $(wildcard man/*.[0-9]); do \
 		s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
 		install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
+
+# ---- Debian packages
+
+# Built from a copy of the tracked files as they are in the working tree (`git ls-files`: no
+# build directories, nothing untracked; a tracked file deleted here is left out), as a clone
+# would have them. dpkg-buildpackage puts the packages beside the copy, in $(BUILD)/deb/.
+# MAKEFLAGS is unset for it, so that variables given to this make (BUILD=, SANITIZE=...) do not
+# reach the package's own build. The copy goes once the packages pass lintian: its build/ would
+# otherwise be found by the -include of dependency files at the end.
+DEB_DIR = $(BUILD)/deb
+deb: deps
+	rm -rf $(DEB_DIR)
+	mkdir -p $(DEB_DIR)/src
+	git ls-files -z >$(DEB_DIR)/files
+	tar --null --ignore-failed-read -T $(DEB_DIR)/files -cf - | tar -C $(DEB_DIR)/src -xf -
+	cd $(DEB_DIR)/src && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL dpkg-buildpackage -us -uc -b
+	lintian --fail-on error,warning $(DEB_DIR)/*.changes
+	rm -rf $(DEB_DIR)/src $(DEB_DIR)/files
+	@ls -1 $(DEB_DIR)/*.deb
 
 # ---- hygiene
 
