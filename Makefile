@@ -265,16 +265,18 @@ install: all
 # Built from a copy of the tracked files as they are in the working tree (`git ls-files`: no
 # build directories, nothing untracked; a tracked file deleted here is left out), as a clone
 # would have them. dpkg-buildpackage puts the packages beside the copy, in $(BUILD)/deb/.
-# MAKEFLAGS is unset for it, so that variables given to this make (BUILD=, SANITIZE=...) do not
-# reach the package's own build. The copy goes once the packages pass lintian: its build/ would
-# otherwise be found by the -include of dependency files at the end.
+# Variables given to this make on its command line (BUILD=, SANITIZE=...) are kept from the
+# package's own build, as are MAKEFLAGS: make exports both to its recipes. The copy goes once
+# the packages pass lintian: its build/ would otherwise be found by the -include of dependency
+# files at the end.
 DEB_DIR = $(BUILD)/deb
+DEB_UNSET = $(strip $(foreach v,$(.VARIABLES),$(if $(filter command line,$(origin $(v))),-u $(v))))
 deb: deps
 	rm -rf $(DEB_DIR)
 	mkdir -p $(DEB_DIR)/src
 	git ls-files -z >$(DEB_DIR)/files
 	tar --null --ignore-failed-read -T $(DEB_DIR)/files -cf - | tar -C $(DEB_DIR)/src -xf -
-	cd $(DEB_DIR)/src && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL dpkg-buildpackage -us -uc -b
+	cd $(DEB_DIR)/src && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL $(DEB_UNSET) dpkg-buildpackage -us -uc -b
 	lintian --fail-on error,warning $(DEB_DIR)/*.changes
 	rm -rf $(DEB_DIR)/src $(DEB_DIR)/files
 	@ls -1 $(DEB_DIR)/*.deb
