@@ -50,6 +50,9 @@
  *   Explain(u pid) -> s        (read-only) why the task is where it is, what the daemon last
  *                              did to it and why; CGB_ERROR_NO_SUCH_TASK if not managed
  *   Dump() -> s                (read-only) the last snapshot and plan, as --once prints them
+ *   Metrics(s format) -> s     (read-only) the metrics (daemon/metrics.h), format
+ *                              "prometheus" (text 0.0.4; also "") or "openmetrics" (1.0); another
+ *                              format: InvalidArgs
  *
  * Signals:
  *   TaskMoved(u pid, s from, s to, s reason)            from/to: "node N"

@@ -16,9 +16,11 @@
 #include "cpumask.h"
 #include "log.h"
 #include "manager.h"
+#include "metrics.h"
 #include "policy.h"
 #include "topology.h"
 #include "tunables.h"
+#include "utf8.h"
 
 /* A lost connection that had worked is retried soon (the bus daemon restarted); one that never
  * got as far as the name waits the full BUS_RETRY_USEC, so a refusing bus is not hammered. */
@@ -32,6 +34,7 @@
 
 struct Bus {
         Manager *manager;
+        const Metrics *metrics;
         sd_event *event;
         char *address; /* NULL: the system bus */
         sd_bus *bus; /* NULL while unavailable */
@@ -45,54 +48,12 @@ struct Bus {
 
 /* ---- strings from the outside world: D-Bus carries only valid UTF-8 */
 
-/* Length of the UTF-8 character at s, or 0 if it is not valid as sd-bus sees it (overlong,
- * surrogate, noncharacter, above U+10FFFF, cut short). */
-static size_t utf8_char_length(const char *str) {
-        static const uint32_t min_of_length[] = { 0, 0, 0x80, 0x800, 0x10000 };
-        const unsigned char *s = (const unsigned char *) str;
-        size_t len;
-        uint32_t cp;
-
-        if (s[0] < 0x80)
-                return 1;
-        if ((s[0] & 0xe0) == 0xc0)
-                len = 2, cp = s[0] & 0x1fu;
-        else if ((s[0] & 0xf0) == 0xe0)
-                len = 3, cp = s[0] & 0x0fu;
-        else if ((s[0] & 0xf8) == 0xf0)
-                len = 4, cp = s[0] & 0x07u;
-        else
-                return 0;
-        for (size_t i = 1; i < len; i++) {
-                if ((s[i] & 0xc0) != 0x80) /* a NUL stops here too */
-                        return 0;
-                cp = cp << 6 | (s[i] & 0x3fu);
-        }
-        if (cp < min_of_length[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ||
-            (cp >= 0xfdd0 && cp <= 0xfdef) || (cp & 0xfffe) == 0xfffe)
-                return 0;
-        return len;
-}
-
-/* A C0 or C1 control character, or DEL; '\n' and '\t' pass when keep_lines. */
-static bool is_control(const char *s, size_t len, bool keep_lines) {
-        unsigned char c = (unsigned char) s[0];
-
-        if (len == 2)
-                return c == 0xc2 && (unsigned char) s[1] < 0xa0;
-        if (len != 1)
-                return false;
-        if (keep_lines && (c == '\n' || c == '\t'))
-                return false;
-        return c < 0x20 || c == 0x7f;
-}
-
 /* Whether s is valid UTF-8 without control characters (but '\n', '\t' when keep_lines). */
 static bool string_is_clean(const char *s, bool keep_lines) {
         while (*s) {
                 size_t len = utf8_char_length(s);
 
-                if (len == 0 || is_control(s, len, keep_lines))
+                if (len == 0 || utf8_is_control(s, len, keep_lines))
                         return false;
                 s += len;
         }
@@ -108,7 +69,7 @@ static char *string_escape(const char *s, bool keep_lines) {
         while (*s) {
                 size_t len = utf8_char_length(s);
 
-                if (len > 0 && !is_control(s, len, keep_lines)) {
+                if (len > 0 && !utf8_is_control(s, len, keep_lines)) {
                         memcpy(p, s, len);
                         p += len, s += len;
                         continue;
@@ -334,39 +295,11 @@ static int property_get_cgroup_mode(sd_bus *bus, const char *path, const char *i
 /* The last tick's snapshot, if it was taken on the machine model in force (a hotplug rebuild
  * in between would make its CPU numbers and the node loads' indexes mean something else). */
 static const PolicySnapshot *bus_snapshot(const Bus *b) {
-        const PolicySnapshot *snap = manager_get_snapshot(b->manager);
-        const Topology *topo = manager_get_topology(b->manager);
-
-        if (!snap || !topo || snap->n_cpus != topology_cpu_capacity(topo))
-                return NULL;
-        return snap;
+        return manager_get_current_snapshot(b->manager);
 }
 
 static uint32_t clamp_u32(uint64_t v) {
         return v > UINT32_MAX ? UINT32_MAX : (uint32_t) v;
-}
-
-/* Per node index: the highest pressure of a managed group with a task there, and the managed
- * tasks there whose demand is at least min_task_load. */
-static void node_task_stats(const Bus *b, const PolicySnapshot *snap, uint32_t *pressure,
-                            uint32_t *runnable) {
-        const Topology *topo = manager_get_topology(b->manager);
-        uint64_t min_demand = (uint64_t) manager_get_tunables(b->manager)->min_task_load_pct *
-                              POLICY_LOAD_ONE_CPU / 100;
-
-        for (size_t i = 0; i < snap->n_tasks; i++) {
-                const PolicyTask *t = &snap->tasks[i];
-                int node = t->cpu >= 0 ? topology_cpu_node(topo, (unsigned) t->cpu) : -ENOENT;
-                int idx = node >= 0 ? topology_node_index(topo, (unsigned) node) : -ENOENT;
-
-                if (idx < 0)
-                        continue;
-                if (t->demand_permyriad >= min_demand)
-                        runnable[idx]++;
-                if (t->cgroup < snap->n_cgroups && snap->cgroups[t->cgroup].has_pressure)
-                        pressure[idx] =
-                                MAX(pressure[idx], snap->cgroups[t->cgroup].pressure_permyriad);
-        }
 }
 
 static int append_node(sd_bus_message *reply, const Topology *topo, unsigned idx, uint64_t load,
@@ -403,7 +336,7 @@ static int property_get_nodes(sd_bus *bus, const char *path, const char *interfa
         if (!pressure || !runnable)
                 return -ENOMEM;
         if (snap)
-                node_task_stats(b, snap, pressure, runnable);
+                manager_node_task_stats(b->manager, snap, pressure, runnable);
         r = sd_bus_message_open_container(reply, 'a', "(usuuuu)");
         for (unsigned i = 0; r >= 0 && i < n; i++)
                 r = append_node(reply, topo, i, loads ? loads[i] : 0, pressure[i], runnable[i]);
@@ -797,6 +730,30 @@ static int method_dump(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         return sd_bus_reply_method_return(msg, "s", reply);
 }
 
+static int method_metrics(sd_bus_message *msg, void *userdata, sd_bus_error *error) {
+        _cleanup_free_ char *text = NULL;
+        const char *name;
+        MetricsFormat format;
+        Bus *b = userdata;
+        int r;
+
+        r = sd_bus_message_read(msg, "s", &name);
+        if (r < 0)
+                return r;
+        format = name[0] ? metrics_format_from_string(name) : METRICS_PROMETHEUS;
+        if (format < 0)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                         "No metrics format \"%.32s\": prometheus or openmetrics.",
+                                         name);
+        if (!b->metrics)
+                return sd_bus_error_set(error, SD_BUS_ERROR_NOT_SUPPORTED, "No metrics here.");
+        /* Label values are valid UTF-8 without control characters (lib/openmetrics.h). */
+        r = metrics_render(b->metrics, format, &text);
+        if (r < 0)
+                return sd_bus_error_set_errnof(error, r, "Failed to render the metrics: %m");
+        return sd_bus_reply_method_return(msg, "s", text);
+}
+
 #define PER_TICK SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE
 #define PER_TICK_BIG SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION
 
@@ -835,6 +792,8 @@ static const sd_bus_vtable manager_vtable[] = {
                                 method_explain, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_ARGS("Dump", SD_BUS_NO_ARGS, SD_BUS_RESULT("s", text), method_dump,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_ARGS("Metrics", SD_BUS_ARGS("s", format), SD_BUS_RESULT("s", text),
+                                method_metrics, SD_BUS_VTABLE_UNPRIVILEGED),
 
         SD_BUS_SIGNAL_WITH_ARGS("TaskMoved", SD_BUS_ARGS("u", pid, "s", from, "s", to, "s", reason),
                                 0),
@@ -1087,7 +1046,7 @@ static void bus_watch_socket(Bus *b) {
 
 static void on_manager_event(const ManagerEvent *e, void *userdata);
 
-int bus_new(Manager *m, sd_event *event, const char *address, Bus **ret) {
+int bus_new(Manager *m, const Metrics *metrics, sd_event *event, const char *address, Bus **ret) {
         _cleanup_(bus_freep) Bus *b = NULL;
         int r;
 
@@ -1095,6 +1054,7 @@ int bus_new(Manager *m, sd_event *event, const char *address, Bus **ret) {
         if (!b)
                 return -ENOMEM;
         b->manager = m;
+        b->metrics = metrics;
         b->event = sd_event_ref(event);
         if (address) {
                 b->address = strdup(address);

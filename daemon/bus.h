@@ -26,12 +26,14 @@
 
 typedef struct Manager Manager;
 typedef struct Bus Bus;
+typedef struct Metrics Metrics;
 
-/* address: NULL for the system bus ($DBUS_SYSTEM_BUS_ADDRESS is honoured), else a D-Bus address
+/* metrics: what Metrics() renders (daemon/metrics.h), NULL for none; it must outlive the bus.
+ * address: NULL for the system bus ($DBUS_SYSTEM_BUS_ADDRESS is honoured), else a D-Bus address
  * such as "unix:path=/run/test/bus". The bus observes m (manager_add_observer()) until
  * bus_free(), which must come before manager_free(). Returns -ENOMEM, or manager_add_observer()'s
  * -ENOSPC. */
-int bus_new(Manager *m, sd_event *event, const char *address, Bus **ret);
+int bus_new(Manager *m, const Metrics *metrics, sd_event *event, const char *address, Bus **ret);
 Bus *bus_free(Bus *b); /* releases the name, stops observing; accepts NULL */
 DEFINE_TRIVIAL_CLEANUP_FUNC(Bus *, bus_free);
 

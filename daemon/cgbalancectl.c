@@ -25,6 +25,7 @@
 #include "json.h"
 #include "log.h"
 #include "macro.h"
+#include "openmetrics.h"
 #include "tunables.h"
 
 enum {
@@ -946,6 +947,21 @@ static int verb_dump(sd_bus *bus, char **args) {
         return r == EXIT_OK ? print_text_reply(reply, "dump") : r;
 }
 
+static int check_metrics(char **args) {
+        if (!args[0] || metrics_format_from_string(args[0]) >= 0)
+                return 0;
+        log_error("metrics: no format \"%s\": prometheus (the default) or openmetrics.", args[0]);
+        return -EINVAL;
+}
+
+static int verb_metrics(sd_bus *bus, char **args) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        r = call(bus, "metrics", "Metrics", &reply, "s", args[0] ? args[0] : "prometheus");
+        return r == EXIT_OK ? print_text_reply(reply, "metrics") : r;
+}
+
 /* ---- monitor */
 
 static void print_line(const char *format, ...) _printf_(1, 2);
@@ -1188,6 +1204,7 @@ static const Verb verbs[] = {
         { "set", 2, 0, NULL, verb_set },
         { "explain", 1, 0, check_explain, verb_explain },
         { "dump", 0, 0, NULL, verb_dump },
+        { "metrics", 0, 1, check_metrics, verb_metrics },
         { "monitor", 0, 0, NULL, verb_monitor },
         { "record", 1, 2, check_record, verb_record },
 };
@@ -1211,6 +1228,9 @@ static void help(void) {
                "                  Record every tick to NAME in [record] directory, or stop;\n"
                "                  replay with cgbalanced --replay (cgbalance-record(5)).\n"
                "  dump            The last snapshot and plan, as cgbalanced --once prints them.\n"
+               "  metrics [FORMAT]\n"
+               "                  The daemon's metrics for Prometheus: FORMAT prometheus (text\n"
+               "                  0.0.4, the default) or openmetrics (OpenMetrics 1.0).\n"
                "  monitor         Print moves, weight and lever changes and reloads as they\n"
                "                  happen, until interrupted.\n"
                "\n"

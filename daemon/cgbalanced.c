@@ -12,6 +12,7 @@
 #include "event-stream.h"
 #include "log.h"
 #include "manager.h"
+#include "metrics.h"
 #include "parse.h"
 #include "replay.h"
 #include "tunables.h"
@@ -202,6 +203,7 @@ static void raise_nofile(void) {
 static int run(Manager *m) {
         _cleanup_event_stream_ EventStream *events = NULL;
         _cleanup_(bus_freep) Bus *bus = NULL;
+        _cleanup_metrics_ Metrics *metrics = NULL;
         int r, k;
 
         if (arg_events) {
@@ -212,11 +214,15 @@ static int run(Manager *m) {
         r = manager_start(m);
         if (r < 0)
                 return r;
-        r = bus_new(m, manager_get_event(m), arg_bus, &bus);
+        r = metrics_new(m, &metrics);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the metrics: %m");
+        r = bus_new(m, metrics, manager_get_event(m), arg_bus, &bus);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the bus: %m");
         r = manager_run(m);
         bus = bus_free(bus); /* release the name before restoring */
+        metrics = metrics_free(metrics); /* no textfile left to look alive */
         k = manager_stop(m);
         return r < 0 ? r : k;
 }

@@ -18,6 +18,7 @@
 #include "cgroup.h"
 #include "event.h"
 #include "macro.h"
+#include "openmetrics.h"
 #include "policy.h"
 #include "topology.h"
 #include "tunables.h"
@@ -120,6 +121,14 @@ const Tunables *manager_get_tunables(const Manager *m);
  * policy_node_loads() gives them) and plan. Valid until the next tick. */
 const PolicySnapshot *manager_get_snapshot(const Manager *m);
 const uint64_t *manager_get_node_loads(const Manager *m);
+/* The last snapshot if it was taken of the topology in force: NULL before the first tick and
+ * after a CPU hotplug until the next. */
+const PolicySnapshot *manager_get_current_snapshot(const Manager *m);
+/* Per node index of snap (the current snapshot): the highest pressure of a managed group with a
+ * task there, and the managed tasks there whose demand is at least min_task_load; both arrays
+ * topology_n_nodes() long, zeroed by the caller. */
+void manager_node_task_stats(const Manager *m, const PolicySnapshot *snap, uint32_t *pressure,
+                             uint32_t *runnable);
 uint64_t manager_get_ticks(const Manager *m);
 uint64_t manager_get_last_tick_realtime_usec(const Manager *m);
 const ActuatorCounters *manager_get_counters(const Manager *m);
@@ -143,6 +152,18 @@ typedef struct ManagerEscalation {
 /* The groups escalated after the last tick, by path: *ret has the returned count of entries,
  * valid until the next tick. */
 size_t manager_get_escalations(const Manager *m, const ManagerEscalation **ret);
+
+/* What the daemon counts of itself, for its metrics (daemon/metrics.h). */
+#define MANAGER_TICK_BUCKETS 12
+extern const double manager_tick_bounds[MANAGER_TICK_BUCKETS];
+typedef struct ManagerStats {
+        MetricsHistogram tick_seconds; /* each full tick: sample, plan, act */
+        uint64_t reloads_ok, reloads_refused; /* SIGHUP and Reload() */
+        uint64_t sample_failures, plan_failures; /* ticks skipped */
+        uint64_t record_failures; /* a recording that could not be written (then stopped) */
+        uint64_t start_realtime_usec;
+} ManagerStats;
+const ManagerStats *manager_get_stats(const Manager *m);
 
 /* Shared by SIGHUP and Reload(): a fresh config, validated, swapped whole; on failure the old
  * one stays and *ret_error (if not NULL) gets "FILE:LINE: KEY: why" (caller frees). */

@@ -162,6 +162,21 @@ static const ConfigKey tunables_keys[] = {
         CONFIG_KEY_BOOL("record", "names", Tunables, record_names, "yes",
                         "Record task names (comm); no leaves them out."),
 
+        /* [metrics] */
+        CONFIG_KEY_STRING("metrics", "textfile", Tunables, metrics_textfile, "", 255,
+                          CONFIG_EMPTY_OK,
+                          "Write the metrics (`cgbalancectl metrics`) to this file for "
+                          "node_exporter's textfile collector, replaced whole by a rename; a path "
+                          "ending in .prom, such as "
+                          "/var/lib/prometheus/node-exporter/cgbalance.prom (the directory the "
+                          "unit may write). Empty: none."),
+        CONFIG_KEY_UINT("metrics", "textfile_every", Tunables, metrics_textfile_every, "5", 1,
+                        86400, "Write the textfile every this many ticks."),
+        CONFIG_KEY_UINT("metrics", "max_cgroups", Tunables, metrics_max_cgroups, "100", 0, 100000,
+                        "Export per-group series for at most this many managed groups: the "
+                        "protected ones first, then the busiest. Bounds the label cardinality; "
+                        "cgbalance_cgroups_managed counts them all."),
+
         /* [bus] */
         CONFIG_KEY_STRING("bus", "control_group", Tunables, control_group, "", 32, CONFIG_EMPTY_OK,
                           "Members of this Unix group may call the D-Bus methods that change "
@@ -190,6 +205,12 @@ bool tunables_record_name_ok(const char *name) {
         return name[0] && !strchr(name, '/') && !streq(name, ".") && !streq(name, "..");
 }
 
+static bool endswith(const char *s, const char *suffix) {
+        size_t n = strlen(s), k = strlen(suffix);
+
+        return n >= k && streq(s + n - k, suffix);
+}
+
 static int tunables_validate(const void *config, ConfigContext *ctx) {
         const Tunables *t = config;
 
@@ -200,6 +221,12 @@ static int tunables_validate(const void *config, ConfigContext *ctx) {
         if (t->record_directory[0] != '/')
                 return config_reject(ctx, "record.directory", "\"%s\" is not an absolute path",
                                      t->record_directory);
+        if (t->metrics_textfile[0] &&
+            (t->metrics_textfile[0] != '/' || !endswith(t->metrics_textfile, ".prom")))
+                return config_reject(ctx, "metrics.textfile",
+                                     "\"%s\" is not an absolute path ending in .prom (the "
+                                     "textfile collector reads *.prom only)",
+                                     t->metrics_textfile);
         unsigned n;
 
         if (parse_min_imbalance(t->node_min_imbalance, &n) == -EINVAL)

@@ -85,6 +85,11 @@ typedef struct Tunables {
         uint64_t record_max_size_mb;
         bool record_names;
 
+        /* [metrics] */
+        char *metrics_textfile; /* "" none */
+        uint64_t metrics_textfile_every; /* ticks */
+        uint64_t metrics_max_cgroups;
+
         /* [bus] */
         char *control_group; /* may call the mutating D-Bus methods besides root; "" none */
 } Tunables;

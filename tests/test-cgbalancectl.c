@@ -342,6 +342,14 @@ Test(cli, wrong_number_of_arguments_is_a_usage_error) {
         run_done(&b);
 }
 
+Test(cli, metrics_of_an_unknown_format_is_a_usage_error) {
+        Run r = run((const char *const[]){ CTL, "metrics", "json", NULL });
+
+        cr_expect(exited_with(r.status, 2), "status %d", r.status);
+        cr_expect_not_null(strstr(r.err, "no format \"json\": prometheus"), "%s", r.err);
+        run_done(&r);
+}
+
 /* Checked before connecting: with a bus that is not there it would otherwise be 3. */
 Test(cli, explain_needs_a_pid) {
         static const char *const bad[] = { "12x", "0", "-5", "", "99999999999" };
@@ -1644,4 +1652,123 @@ Test(live, monitor_sees_a_task_moved) {
         (void) start_monitor(workdir, &out, &err);
         cr_expect(wait_file(out, "TaskMoved pid ", 15000), "the monitor saw no TaskMoved");
         cr_expect(wait_file(out, "node 0 -> node 1", 100), "not from node 0 to node 1");
+}
+
+/*
+ * Metrics (cgbalancectl metrics): the real daemon's, after a weight change, in the text format
+ * that node_exporter's textfile collector reads (promtool check metrics is clean on it) and in
+ * OpenMetrics, which the reference parser (python3-prometheus-client) takes whole; per-group
+ * series stop at max_cgroups, the protected group first.
+ */
+#define PROMTOOL "/usr/bin/promtool"
+#define PYTHON3 "/usr/bin/python3"
+
+/* A protected group under pressure (3 busy on 2 CPUs) and the daemon after its first weight
+ * change, extra appended to its config. */
+static void start_weighted(const char *extra) {
+        _cleanup_free_ char *conf = NULL;
+        int waited = 0;
+
+        cr_assert_gt(asprintf(&conf,
+                              "[weights]\nprotected_cgroups = %s\npressure_target = 1\n"
+                              "pressure_measure = interval\npressure_hold = 0\n"
+                              "weight_step = 300\n%s",
+                              prot, extra),
+                     0);
+        for (int i = 0; i < 3; i++)
+                start_busy(prot);
+        start_daemon(conf);
+        while (counter("weight_changes") == 0 && waited < 30000) {
+                usleep(100 * 1000);
+                waited += 100;
+        }
+        cr_assert_gt(counter("weight_changes"), 0, "no weight change in 30 s");
+}
+
+/* The metrics in format into dir/NAME; returns the path (caller frees) and the text. */
+static char *metrics_to_file(const char *format, const char *name, char **ret_text) {
+        char *path = NULL;
+        Run r = run(CTL_ON_BUS("metrics", format));
+
+        cr_assert(exited_with(r.status, 0), "metrics %s: status %d: %s", format, r.status, r.err);
+        cr_assert_gt(asprintf(&path, "%s/%s", workdir, name), 0);
+        {
+                _cleanup_close_ int dfd = open(workdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+                write_file_at(dfd, name, r.out);
+        }
+        *ret_text = TAKE_PTR(r.out);
+        run_done(&r);
+        return path;
+}
+
+Test(live, metrics_in_text_format_pass_promtool_check_metrics) {
+        _cleanup_free_ char *path = NULL, *text = NULL, *cmd = NULL, *want = NULL;
+        Run r;
+
+        if (access(PROMTOOL, X_OK) < 0)
+                cr_skip_test("no " PROMTOOL " (Debian's prometheus; make deps installs it)");
+        start_weighted("");
+        path = metrics_to_file("prometheus", "metrics.prom", &text);
+        cr_expect(strstr(text, "# TYPE cgbalance_weight_changes_total counter\n"), "%s", text);
+        cr_expect_null(strstr(text, "cgbalance_weight_changes_total 0\n"), "%s", text);
+        cr_assert_gt(asprintf(&want, "cgbalance_cgroup_protected{cgroup=\"%s\"} 1\n", prot), 0);
+        cr_expect(strstr(text, want), "no %s in %s", want, text);
+        cr_expect(strstr(text, "cgbalance_tick_duration_seconds_bucket{le=\"+Inf\"} "), "%s", text);
+        cr_expect_null(strstr(text, "# EOF"), "the text format has no EOF line");
+        cr_assert_gt(asprintf(&cmd, PROMTOOL " check metrics < '%s'", path), 0);
+        r = run((const char *const[]){ "/bin/sh", "-c", cmd, NULL });
+        cr_expect(exited_with(r.status, 0), "promtool: %s%s", r.out, r.err);
+        cr_expect_str_eq(r.out, "", "promtool found problems: %s", r.out);
+        cr_expect_str_eq(r.err, "", "promtool found problems: %s", r.err);
+        run_done(&r);
+}
+
+Test(live, metrics_in_openmetrics_parse_whole_with_the_reference_parser) {
+        _cleanup_free_ char *path = NULL, *text = NULL, *cmd = NULL;
+        size_t families = 0;
+        Run r;
+
+        if (access(PYTHON3, X_OK) < 0)
+                cr_skip_test("no " PYTHON3 " (python3-prometheus-client; make deps installs it)");
+        start_weighted("");
+        path = metrics_to_file("openmetrics", "metrics.om", &text);
+        cr_expect(strstr(text, "# TYPE cgbalance_weight_changes counter\n"), "%s", text);
+        cr_expect(strstr(text, "\n# EOF\n"), "no EOF line: %s", text);
+        for (const char *p = text; (p = strstr(p, "# TYPE ")); p++)
+                families++;
+        cr_assert_gt(asprintf(&cmd,
+                              PYTHON3 " -c 'import sys\n"
+                                      "from prometheus_client.openmetrics.parser import "
+                                      "text_string_to_metric_families as parse\n"
+                                      "print(len(list(parse(sys.stdin.read()))))' < '%s'",
+                              path),
+                     0);
+        r = run((const char *const[]){ "/bin/sh", "-c", cmd, NULL });
+        if (strstr(r.err, "No module named 'prometheus_client'"))
+                cr_skip_test("no python3-prometheus-client (make deps installs it)");
+        cr_expect(exited_with(r.status, 0), "the parser refused it: %s", r.err);
+        cr_expect_eq(strtoul(r.out, NULL, 10), families, "%s families parsed of %zu", r.out,
+                     families);
+        run_done(&r);
+}
+
+Test(live, metrics_cgroup_series_stop_at_max_cgroups_the_protected_first) {
+        _cleanup_free_ char *path = NULL, *text = NULL, *want = NULL;
+        unsigned long managed = 0;
+        const char *p;
+
+        cr_assert_eq(cgroup_create(&layout, noisy), 0);
+        start_busy(noisy);
+        start_weighted("[metrics]\nmax_cgroups = 1\n");
+        path = metrics_to_file("prometheus", "metrics.prom", &text);
+        p = strstr(text, "\ncgbalance_cgroups_managed ");
+        cr_assert(p, "%s", text);
+        managed = strtoul(p + strlen("\ncgbalance_cgroups_managed "), NULL, 10);
+        cr_expect_geq(managed, 2, "%s", text);
+        cr_assert_gt(asprintf(&want, "cgbalance_cgroup_weight{cgroup=\"%s\"} ", prot), 0);
+        cr_expect(strstr(text, want), "the protected group is not exported: %s", text);
+        p = strstr(text, "cgbalance_cgroup_weight{");
+        cr_assert(p);
+        cr_expect_null(strstr(p + 1, "cgbalance_cgroup_weight{"), "more than one group: %s", text);
 }

@@ -3,8 +3,11 @@
  * The real cgbalanced binary, run as a user runs it: options, --check-config, --root replays, and
  * live runs on real cgroups with real busy processes (weights, signals, crash recovery, dry run).
  */
+#include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <json-c/json.h>
+#include <netinet/in.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -23,6 +26,7 @@
 #include "cgroup-tree.h"
 #include "cgroup.h"
 #include "event.h"
+#include "fileio.h"
 #include "macro.h"
 #include "proc.h"
 #include "testutil.h"
@@ -1070,4 +1074,402 @@ Test(notify, no_watchdog_pings_without_watchdog_usec) {
         cr_assert_not_null(ready);
         ping = wait_notify("WATCHDOG=1", 1500);
         cr_expect_null(ping, "WATCHDOG=1 without WATCHDOG_USEC: %s", ping);
+}
+
+/*
+ * The metrics textfile ([metrics] textfile): written whole (mode 0644 under any umask, never a
+ * half-written *.prom: the temporary name ends in .tmp), kept current every textfile_every ticks,
+ * removed when the daemon stops; a place it cannot write is counted and said once.
+ */
+static char *textfile_conf(const char *path, const char *extra) {
+        _cleanup_free_ char *text = NULL;
+
+        cr_assert_gt(asprintf(&text,
+                              PRESSURE_CONF "[metrics]\ntextfile = %s\ntextfile_every = 1\n%s",
+                              prot, path, extra),
+                     0);
+        return live_conf(text);
+}
+
+/* The value of the sample line that starts with name (labels included) in text; -1 if none. */
+static double sample_value(const char *text, const char *name) {
+        _cleanup_free_ char *needle = NULL;
+        const char *p;
+
+        cr_assert_gt(asprintf(&needle, "\n%s ", name), 0);
+        p = strstr(text, needle);
+        return p ? strtod(p + strlen(needle), NULL) : -1;
+}
+
+Test(live, metrics_textfile_is_written_whole_kept_current_and_removed_at_stop) {
+        _cleanup_free_ char *dir = NULL, *path = NULL, *tmp = NULL, *conf = NULL, *first = NULL,
+                            *later = NULL;
+        struct stat st;
+        mode_t old = umask(0077); /* as the unit's UMask= */
+
+        cr_assert_gt(asprintf(&dir, "%s/textfile", workdir), 0);
+        cr_assert_eq(mkdir(dir, 0755), 0);
+        cr_assert_gt(asprintf(&path, "%s/cgbalance.prom", dir), 0);
+        cr_assert_gt(asprintf(&tmp, "%s.tmp", path), 0);
+        conf = textfile_conf(path, "");
+        make_pressure();
+        start_daemon(conf, false);
+        umask(old);
+        cr_assert(wait_file(path, "cgbalance_ticks_total", 5000), "no textfile written");
+        cr_assert_eq(stat(path, &st), 0);
+        cr_expect_eq(st.st_mode & 07777, 0644, "mode %o", st.st_mode & 07777);
+        first = read_all(path);
+        cr_assert(wait_shares(prot, raised, 10000));
+        usleep(600 * 1000); /* three more ticks */
+        later = read_all(path);
+        cr_expect_gt(sample_value(later, "cgbalance_ticks_total"),
+                     sample_value(first, "cgbalance_ticks_total"));
+        cr_expect_gt(sample_value(later, "cgbalance_weight_changes_total"), 0, "%s", later);
+        cr_expect_neq(access(tmp, F_OK), 0, "the temporary file was left");
+        cr_expect(exited_with(stop_daemon(SIGTERM), 0));
+        cr_expect_neq(access(path, F_OK), 0, "the textfile outlived the daemon");
+}
+
+Test(live, metrics_textfile_that_cannot_be_written_is_counted_and_said_once) {
+        _cleanup_free_ char *path = NULL, *conf = NULL, *log = NULL;
+        const char *p;
+        size_t said = 0;
+
+        /* a directory that does not exist: every write fails */
+        cr_assert_gt(asprintf(&path, "%s/nowhere/cgbalance.prom", workdir), 0);
+        conf = textfile_conf(path, "");
+        start_daemon(conf, false);
+        cr_assert(wait_log("Failed to write the metrics to", 5000), "no error said");
+        usleep(1000 * 1000); /* five more failing ticks */
+        cr_expect(exited_with(stop_daemon(SIGTERM), 0));
+        log = read_all(log_path());
+        for (p = log; (p = strstr(p, "Failed to write the metrics to")); p++)
+                said++;
+        cr_expect_eq(said, 1, "said %zu times:\n%s", said, log);
+        cr_expect(strstr(log, "No such file or directory"), "%s", log);
+}
+
+Test(cli, metrics_textfile_must_be_an_absolute_path_ending_in_prom) {
+        _cleanup_free_ char *dir = make_tmpdir(), *a = NULL, *b = NULL;
+        Run r;
+
+        a = write_conf(dir, "a.conf", "[metrics]\ntextfile = metrics.prom\n");
+        b = write_conf(dir, "b.conf", "[metrics]\ntextfile = /var/lib/x/cgbalance.txt\n");
+        r = run((const char *const[]){ DAEMON, "--config", a, "--check-config", NULL });
+        cr_expect(exited_with(r.status, 1));
+        cr_expect(strstr(r.err, "a.conf:2: textfile: \"metrics.prom\" is not an absolute path "
+                                "ending in .prom"),
+                  "%s", r.err);
+        run_done(&r);
+        r = run((const char *const[]){ DAEMON, "--config", b, "--check-config", NULL });
+        cr_expect(exited_with(r.status, 1));
+        cr_expect(strstr(r.err, "\"/var/lib/x/cgbalance.txt\" is not"), "%s", r.err);
+        run_done(&r);
+        rm_rf(dir);
+}
+
+/*
+ * The fleet's real parts, on 127.0.0.1: Debian's prometheus-node-exporter reads the daemon's
+ * textfile, Debian's prometheus scrapes it every second with the shipped alerting rules loaded,
+ * and a query over Prometheus's HTTP API sees cgbalance_weight_changes_total rise while loadgen's
+ * pressure scenario runs. Every panel query of the shipped Grafana dashboard then returns data,
+ * and every shipped rule evaluates without error. The rules' own unit tests (promtool test rules)
+ * are the last test here.
+ */
+#define PROMETHEUS "/usr/bin/prometheus"
+#define NODE_EXPORTER "/usr/bin/prometheus-node-exporter"
+#define PROMTOOL "/usr/bin/promtool"
+#define RULES SOURCE_DIR "/conf/prometheus/cgbalance-rules.yml"
+#define DASHBOARD SOURCE_DIR "/conf/grafana/cgbalance-dashboard.json"
+
+static pid_t fleet_pids[2];
+static int prom_port;
+
+static void fleet_teardown(void) {
+        for (size_t i = 0; i < ELEMENTSOF(fleet_pids); i++)
+                if (fleet_pids[i] > 0) {
+                        (void) kill(fleet_pids[i], SIGTERM);
+                        (void) waitpid(fleet_pids[i], NULL, 0);
+                        fleet_pids[i] = 0;
+                }
+        live_teardown();
+}
+
+/* A TCP port on 127.0.0.1 that was free a moment ago. */
+static int free_port(void) {
+        struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        socklen_t len = sizeof a;
+        _cleanup_close_ int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        cr_assert_geq(fd, 0);
+        cr_assert_eq(bind(fd, (struct sockaddr *) &a, sizeof a), 0);
+        cr_assert_eq(getsockname(fd, (struct sockaddr *) &a, &len), 0);
+        return ntohs(a.sin_port);
+}
+
+/* GET path from 127.0.0.1:port over HTTP/1.0: the status code (-1: no connection) and the body in
+ * *ret_body (caller frees; NULL without a connection). */
+static int http_get(int port, const char *path, char **ret_body) {
+        struct sockaddr_in a = { .sin_family = AF_INET,
+                                 .sin_port = htons((uint16_t) port),
+                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        _cleanup_close_ int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        _cleanup_free_ char *req = NULL, *resp = NULL;
+        size_t size = 0;
+        int status = -1;
+        const char *body;
+
+        *ret_body = NULL;
+        cr_assert_geq(fd, 0);
+        if (connect(fd, (struct sockaddr *) &a, sizeof a) < 0)
+                return -1;
+        cr_assert_gt(asprintf(&req, "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n", path), 0);
+        cr_assert_eq(write_full(fd, req, strlen(req)), 0);
+        if (read_full_fd(fd, 64 << 20, &resp, &size) < 0)
+                return -1;
+        if (sscanf(resp, "HTTP/%*s %d", &status) != 1)
+                return -1;
+        body = strstr(resp, "\r\n\r\n");
+        *ret_body = strdup(body ? body + 4 : "");
+        return status;
+}
+
+/* s %-escaped for a URL's query. */
+static char *url_escape(const char *s) {
+        char *out = malloc(strlen(s) * 3 + 1), *p = out;
+
+        cr_assert_not_null(out);
+        for (; *s; s++)
+                if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+                    (*s >= '0' && *s <= '9') || strchr("-_.~", *s))
+                        *p++ = *s;
+                else
+                        p += sprintf(p, "%%%02X", (unsigned char) *s);
+        *p = '\0';
+        return out;
+}
+
+/* An instant query over Prometheus's HTTP API: the JSON answer's data.result (a new reference,
+ * the caller puts it), or NULL when the query failed (why, in *ret_error if given). */
+static json_object *prom_query(const char *expr, char **ret_error) {
+        _cleanup_free_ char *q = url_escape(expr), *path = NULL, *body = NULL;
+        json_object *root, *status, *data, *result = NULL;
+        int code;
+
+        cr_assert_gt(asprintf(&path, "/api/v1/query?query=%s", q), 0);
+        code = http_get(prom_port, path, &body);
+        root = body ? json_tokener_parse(body) : NULL;
+        if (code == 200 && root && json_object_object_get_ex(root, "status", &status) &&
+            streq(json_object_get_string(status), "success") &&
+            json_object_object_get_ex(root, "data", &data) &&
+            json_object_object_get_ex(data, "result", &result))
+                result = json_object_get(result);
+        else {
+                result = NULL;
+                if (ret_error)
+                        cr_assert_gt(asprintf(ret_error, "HTTP %d: %s", code, body ? body : ""), 0);
+        }
+        json_object_put(root);
+        return result;
+}
+
+/* The value of the first sample a query returns; -1 if it returns none. */
+static double prom_value(const char *expr) {
+        json_object *result = prom_query(expr, NULL), *value;
+        double v = -1;
+
+        if (result && json_object_array_length(result) > 0 &&
+            json_object_object_get_ex(json_object_array_get_idx(result, 0), "value", &value))
+                v = strtod(json_object_get_string(json_object_array_get_idx(value, 1)), NULL);
+        json_object_put(result);
+        return v;
+}
+
+/* Waits up to timeout_ms for the query's first value to pass above; returns the value seen. */
+static double wait_prom_above(const char *expr, double above, int timeout_ms) {
+        double v = -1;
+
+        for (int waited = 0; waited <= timeout_ms; waited += 250) {
+                v = prom_value(expr);
+                if (v > above)
+                        break;
+                usleep(250 * 1000);
+        }
+        return v;
+}
+
+/* s with every what replaced by with: a new string. */
+static char *replace_all(const char *s, const char *what, const char *with) {
+        char *out = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&out, &size);
+        const char *at;
+
+        cr_assert_not_null(f);
+        while ((at = strstr(s, what))) {
+                fwrite(s, 1, (size_t) (at - s), f);
+                fputs(with, f);
+                s = at + strlen(what);
+        }
+        fputs(s, f);
+        cr_assert_eq(fclose(f), 0);
+        return out;
+}
+
+static void start_fleet(const char *textfile_dir) {
+        _cleanup_free_ char *ne_addr = NULL, *prom_addr = NULL, *ne_dir = NULL, *yml = NULL;
+        _cleanup_free_ char *tsdb = NULL, *config = NULL, *cfg_opt = NULL;
+        _cleanup_free_ char *out = NULL, *err = NULL, *body = NULL;
+        int ne_port = free_port(), code = -1;
+
+        prom_port = free_port();
+        cr_assert_gt(asprintf(&ne_addr, "--web.listen-address=127.0.0.1:%d", ne_port), 0);
+        cr_assert_gt(asprintf(&ne_dir, "--collector.textfile.directory=%s", textfile_dir), 0);
+        cr_assert_gt(asprintf(&out, "%s/node-exporter.log", workdir), 0);
+        fleet_pids[0] =
+                spawn((const char *const[]){ NODE_EXPORTER, ne_addr, "--collector.disable-defaults",
+                                             "--collector.textfile", ne_dir, NULL },
+                      "/dev/null", out);
+        cr_assert_gt(asprintf(&yml,
+                              "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+                              "rule_files:\n  - %s\n"
+                              "scrape_configs:\n  - job_name: node\n    static_configs:\n"
+                              "      - targets: ['127.0.0.1:%d']\n",
+                              RULES, ne_port),
+                     0);
+        config = write_conf(workdir, "prometheus.yml", yml);
+        cr_assert_gt(asprintf(&tsdb, "--storage.tsdb.path=%s/tsdb", workdir), 0);
+        cr_assert_gt(asprintf(&cfg_opt, "--config.file=%s", config), 0);
+        cr_assert_gt(asprintf(&prom_addr, "--web.listen-address=127.0.0.1:%d", prom_port), 0);
+        cr_assert_gt(asprintf(&err, "%s/prometheus.log", workdir), 0);
+        fleet_pids[1] = spawn((const char *const[]){ PROMETHEUS, cfg_opt, tsdb, prom_addr,
+                                                     "--log.level=warn", NULL },
+                              "/dev/null", err);
+        for (int waited = 0; waited < 20000 && code != 200; waited += 200) {
+                free(body);
+                code = http_get(prom_port, "/-/ready", &body);
+                if (code != 200)
+                        usleep(200 * 1000);
+        }
+        if (code != 200) {
+                _cleanup_free_ char *log = read_all(err);
+
+                cr_assert_fail("prometheus not ready in 20 s (HTTP %d); its log:\n%s", code, log);
+        }
+}
+
+TestSuite(fleet, .init = live_setup, .fini = fleet_teardown, .timeout = 90);
+
+Test(fleet, prometheus_sees_weight_changes_rise_through_node_exporter) {
+        _cleanup_free_ char *dir = NULL, *textfile = NULL, *extra = NULL, *conf = NULL;
+        _cleanup_free_ char *scenario = NULL, *dash = NULL;
+        json_object *d = NULL, *panels;
+        double before, after, mtime;
+        size_t n_exprs = 0;
+        pid_t lg;
+        int status;
+
+        if (access(PROMETHEUS, X_OK) < 0 || access(NODE_EXPORTER, X_OK) < 0)
+                cr_skip_test("no " PROMETHEUS " or " NODE_EXPORTER
+                             " (Debian's prometheus and prometheus-node-exporter; make deps "
+                             "installs them)");
+        cr_assert_gt(asprintf(&dir, "%s/textfile", workdir), 0);
+        cr_assert_eq(mkdir(dir, 0755), 0);
+        start_fleet(dir);
+
+        /* The daemon manages the scenario's groups, not this suite's, which go now. */
+        (void) cgroup_remove(&layout, prot);
+        (void) cgroup_remove(&layout, noisy);
+        (void) cgroup_remove(&layout, group);
+        snprintf(group, sizeof group, "cgbalance.slice/loadgen-*");
+        cr_assert_gt(asprintf(&textfile, "%s/cgbalance.prom", dir), 0);
+        cr_assert_gt(asprintf(&extra,
+                              "[weights]\nprotected_cgroups = cgbalance.slice/loadgen-*/protected\n"
+                              "pressure_target = 1\npressure_measure = interval\n"
+                              "pressure_hold = 0\nweight_step = 300\n"
+                              "[metrics]\ntextfile = %s\ntextfile_every = 1\n",
+                              textfile),
+                     0);
+        conf = live_conf(extra);
+        group[0] = '\0'; /* nothing of ours to remove at teardown */
+        start_daemon(conf, false);
+
+        before = wait_prom_above("cgbalance_weight_changes_total", -1, 15000);
+        cr_assert_geq(before, 0, "Prometheus never saw cgbalance_weight_changes_total");
+        cr_assert_gt(asprintf(&scenario, "%s/conf/scenarios/pressure.conf", SOURCE_DIR), 0);
+        lg = spawn((const char *const[]){ LOADGEN, "run", scenario, "--duration", "8", NULL },
+                   "/dev/null", "/dev/null");
+        after = wait_prom_above("cgbalance_weight_changes_total", before, 15000);
+        cr_expect_gt(after, before, "cgbalance_weight_changes_total stayed at %.0f", before);
+        cr_log_info("cgbalance_weight_changes_total in Prometheus: %.0f before loadgen, %.0f while "
+                    "it ran",
+                    before, after);
+
+        /* the stale-textfile rule's input: node_exporter's mtime of this very file */
+        mtime = prom_value("node_textfile_mtime_seconds{file=~\"(.*/)?cgbalance\\\\.prom\"}");
+        cr_expect_gt(mtime, 0, "no node_textfile_mtime_seconds for the textfile");
+
+        /* every panel of the dashboard, as Grafana would ask (all instances, a 10 s rate) */
+        dash = read_all(DASHBOARD);
+        d = json_tokener_parse(dash);
+        cr_assert_not_null(d, "%s is not JSON", DASHBOARD);
+        cr_assert(json_object_object_get_ex(d, "panels", &panels));
+        for (size_t i = 0; i < json_object_array_length(panels); i++) {
+                json_object *p = json_object_array_get_idx(panels, i), *targets, *title;
+
+                cr_assert(json_object_object_get_ex(p, "targets", &targets));
+                cr_assert(json_object_object_get_ex(p, "title", &title));
+                for (size_t k = 0; k < json_object_array_length(targets); k++) {
+                        json_object *t = json_object_array_get_idx(targets, k), *e, *result;
+                        _cleanup_free_ char *all = NULL, *expr = NULL, *why = NULL;
+
+                        cr_assert(json_object_object_get_ex(t, "expr", &e));
+                        all = replace_all(json_object_get_string(e), "$instance", ".*");
+                        expr = replace_all(all, "$__rate_interval", "10s");
+                        result = prom_query(expr, &why);
+                        cr_expect_not_null(result, "panel \"%s\": %s: %s",
+                                           json_object_get_string(title), expr, why);
+                        cr_expect(result && json_object_array_length(result) > 0,
+                                  "panel \"%s\": %s returned no data",
+                                  json_object_get_string(title), expr);
+                        json_object_put(result);
+                        n_exprs++;
+                }
+        }
+        cr_expect_geq(n_exprs, 8, "%zu panel queries", n_exprs);
+
+        /* the shipped rules are loaded and evaluate without error */
+        {
+                _cleanup_free_ char *body = NULL;
+                int code = http_get(prom_port, "/api/v1/rules", &body);
+                size_t ok = 0;
+
+                cr_assert_eq(code, 200, "%s", body);
+                for (const char *p = body; (p = strstr(p, "\"health\":\"ok\"")); p++)
+                        ok++;
+                cr_expect_eq(ok, 4, "%zu of 4 rules evaluated ok: %s", ok, body);
+        }
+        json_object_put(d);
+
+        cr_assert_eq(waitpid(lg, &status, 0), lg);
+        cr_expect(exited_with(status, 0), "loadgen run failed");
+        cr_expect(exited_with(stop_daemon(SIGTERM), 0));
+        cr_expect_neq(access(textfile, F_OK), 0, "the textfile outlived the daemon");
+}
+
+Test(fleet, the_shipped_alerting_rules_pass_promtool_check_and_their_unit_tests) {
+        Run r;
+
+        if (access(PROMTOOL, X_OK) < 0)
+                cr_skip_test("no " PROMTOOL " (Debian's prometheus; make deps installs it)");
+        r = run((const char *const[]){ PROMTOOL, "check", "rules", RULES, NULL });
+        cr_expect(exited_with(r.status, 0), "%s%s", r.out, r.err);
+        cr_expect(strstr(r.out, "SUCCESS: 4 rules found"), "%s", r.out);
+        run_done(&r);
+        r = run((const char *const[]){ PROMTOOL, "test", "rules",
+                                       SOURCE_DIR "/conf/prometheus/cgbalance-rules.test.yml",
+                                       NULL });
+        cr_expect(exited_with(r.status, 0), "%s%s", r.out, r.err);
+        cr_expect(strstr(r.out, "SUCCESS"), "%s", r.out);
+        run_done(&r);
 }
