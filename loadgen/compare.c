@@ -251,9 +251,10 @@ static bool daemon_conflicts(const Compare *c, pid_t pid, char **ret_config) {
         path = NULL;
         if (!config)
                 path = strdup(TUNABLES_DEFAULT_PATH);
-        else if (config[0] != '/')
-                (void) asprintf(&path, "/proc/%d/cwd/%s", (int) pid, config);
-        else
+        else if (config[0] != '/') {
+                if (asprintf(&path, "/proc/%d/cwd/%s", (int) pid, config) < 0)
+                        path = NULL; /* asprintf() leaves it undefined */
+        } else
                 path = strdup(config);
         *ret_config = path ? strdup(path) : NULL;
         if (quiet)

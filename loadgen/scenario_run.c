@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "fileio.h"
 #include "load.h"
 #include "log.h"
 #include "macro.h"
@@ -329,7 +330,7 @@ static _Noreturn void instance_main(Run *r, Instance *in, uint64_t duration_usec
         self_exe[MAX(n, (ssize_t) 0)] = '\0';
         /* Placed: say so (the runner notes the CPU it is on), then wait until all are, and go
          * together when the release pipe's write end closes. */
-        (void) write(r->ready[1], "r", 1);
+        (void) write_full(r->ready[1], "r", 1); /* a closed pipe: the runner is gone */
         close(r->ready[1]);
         while (read(r->release[0], &go, 1) < 0 && errno == EINTR && !cli_stop)
                 ;
