@@ -256,6 +256,10 @@ install: all
 		install -m 0644 conf/cgbalance.conf $(DESTDIR)$(SYSCONFDIR)/cgbalance/; fi
 	install -d $(DESTDIR)$(DATADIR)/cgbalance/scenarios
 	install -m 0644 conf/scenarios/*.conf $(DESTDIR)$(DATADIR)/cgbalance/scenarios/
+	@# For the fleet: alerting rules with their promtool unit tests, a Grafana dashboard.
+	install -d $(DESTDIR)$(DATADIR)/cgbalance/prometheus $(DESTDIR)$(DATADIR)/cgbalance/grafana
+	install -m 0644 conf/prometheus/*.yml $(DESTDIR)$(DATADIR)/cgbalance/prometheus/
+	install -m 0644 conf/grafana/*.json $(DESTDIR)$(DATADIR)/cgbalance/grafana/
 	@for m in $(wildcard man/*.[0-9]); do \
 		s=$${m##*.}; install -d $(DESTDIR)$(MANDIR)/man$$s; \
 		install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s/; done
