@@ -48,50 +48,10 @@ struct Bus {
 
 /* ---- strings from the outside world: D-Bus carries only valid UTF-8 */
 
-/* Whether s is valid UTF-8 without control characters (but '\n', '\t' when keep_lines). */
-static bool string_is_clean(const char *s, bool keep_lines) {
-        while (*s) {
-                size_t len = utf8_char_length(s);
-
-                if (len == 0 || utf8_is_control(s, len, keep_lines))
-                        return false;
-                s += len;
-        }
-        return true;
-}
-
-/* A copy of s with each byte of an invalid or control character as "\xNN". NULL on ENOMEM. */
-static char *string_escape(const char *s, bool keep_lines) {
-        char *buf = malloc(strlen(s) * 4 + 1), *p = buf;
-
-        if (!buf)
-                return NULL;
-        while (*s) {
-                size_t len = utf8_char_length(s);
-
-                if (len > 0 && !utf8_is_control(s, len, keep_lines)) {
-                        memcpy(p, s, len);
-                        p += len, s += len;
-                        continue;
-                }
-                len = MAX(len, (size_t) 1);
-                for (size_t i = 0; i < len; i++)
-                        p += sprintf(p, "\\x%02x", (unsigned char) s[i]);
-                s += len;
-        }
-        *p = '\0';
-        return buf;
-}
-
 /* s itself when clean, else an escaped copy kept in *buf (caller frees). NULL on ENOMEM.
  * comms, cgroup paths and config values come from others and need not be UTF-8. */
 static const char *clean(const char *s, bool keep_lines, char **buf) {
-        if (!s)
-                return "";
-        if (string_is_clean(s, keep_lines))
-                return s;
-        *buf = string_escape(s, keep_lines);
-        return *buf;
+        return utf8_clean(s, keep_lines, buf);
 }
 
 /* ---- access */
@@ -604,7 +564,7 @@ static int method_record_start(sd_bus_message *msg, void *userdata, sd_bus_error
         if (r < 0)
                 return r;
         /* A name in the record directory, nothing else: the caller chooses no path. */
-        if (strlen(name) > 64 || !string_is_clean(name, false) || !tunables_record_name_ok(name))
+        if (strlen(name) > 64 || !utf8_is_clean(name, false) || !tunables_record_name_ok(name))
                 return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                          "Invalid recording name (%zu bytes): a file name in the "
                                          "record directory expected (no '/', not . or .., at "
@@ -650,7 +610,7 @@ static int method_rebalance_now(sd_bus_message *msg, void *userdata, sd_bus_erro
 static bool argument_is_valid(const char *s, size_t max, bool empty_ok) {
         size_t len = strlen(s);
 
-        return (empty_ok || len > 0) && len <= max && string_is_clean(s, /* keep_lines= */ false);
+        return (empty_ok || len > 0) && len <= max && utf8_is_clean(s, /* keep_lines= */ false);
 }
 
 static int method_set_tunable(sd_bus_message *msg, void *userdata, sd_bus_error *error) {

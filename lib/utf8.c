@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "utf8.h"
 
@@ -40,4 +43,60 @@ bool utf8_is_control(const char *s, size_t len, bool keep_lines) {
         if (keep_lines && (c == '\n' || c == '\t'))
                 return false;
         return c < 0x20 || c == 0x7f;
+}
+
+bool utf8_is_clean(const char *s, bool keep_lines) {
+        while (*s) {
+                size_t len = utf8_char_length(s);
+
+                if (len == 0 || utf8_is_control(s, len, keep_lines))
+                        return false;
+                s += len;
+        }
+        return true;
+}
+
+char *utf8_escape(const char *s, bool keep_lines) {
+        char *buf = malloc(strlen(s) * 4 + 1), *p = buf;
+
+        if (!buf)
+                return NULL;
+        while (*s) {
+                size_t len = utf8_char_length(s);
+
+                if (len > 0 && !utf8_is_control(s, len, keep_lines)) {
+                        memcpy(p, s, len);
+                        p += len, s += len;
+                        continue;
+                }
+                len = len > 0 ? len : 1;
+                for (size_t i = 0; i < len; i++)
+                        p += sprintf(p, "\\x%02x", (unsigned char) s[i]);
+                s += len;
+        }
+        *p = '\0';
+        return buf;
+}
+
+const char *utf8_clean(const char *s, bool keep_lines, char **buf) {
+        if (!s)
+                return "";
+        if (utf8_is_clean(s, keep_lines))
+                return s;
+        *buf = utf8_escape(s, keep_lines);
+        return *buf;
+}
+
+void utf8_replace_controls(char *s) {
+        while (*s) {
+                size_t len = utf8_char_length(s);
+
+                if (len > 0 && !utf8_is_control(s, len, /* keep_lines= */ false)) {
+                        s += len;
+                        continue;
+                }
+                len = len > 0 ? len : 1;
+                memset(s, '?', len);
+                s += len;
+        }
 }
