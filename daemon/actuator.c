@@ -1123,6 +1123,13 @@ static int restore_value(Actuator *a, const char *path, RecordCgroupAttr attr,
         int r;
 
         r = knobs[attr].get(&a->layout, path, &now);
+        if (r == -ENOENT || r == -ENODEV) {
+                /* Said where a restore is looked for: the group went while the daemon ran (or
+                 * was down), so there is nothing to put back. */
+                a->counters.cgroups_gone++;
+                log_info("Group %s is gone: its %s needs no restoring", path, name);
+                return 0;
+        }
         if (r < 0) {
                 cgroup_failed(a, path, attr, r, "read");
                 return 0;
@@ -1154,10 +1161,14 @@ static int restore_cgroup(Actuator *a, const RecordCgroup *c) {
 
 int actuator_restore_all(Actuator *a) {
         _cleanup_cpumask_ CpuMask *online = NULL;
+        bool empty;
         int r, n = 0;
 
         if (!a)
                 return -EINVAL;
+        /* Nothing changed: the record on disk is already empty (absent), nothing to remove, which
+         * a read-only state directory would refuse. */
+        empty = a->record->n_tasks == 0 && a->record->n_cgroups == 0;
         if (a->record->n_tasks > 0) {
                 r = online_cpus(a, &online);
                 if (r < 0)
@@ -1172,9 +1183,14 @@ int actuator_restore_all(Actuator *a) {
         for (size_t i = 0; i < a->record->n_cgroups; i++)
                 n += restore_cgroup(a, &a->record->cgroups[i]);
         record_clear(a->record); /* the bans stay */
+        if (empty)
+                return n;
         r = save_record(a, a->record);
         if (r < 0)
-                return log_debug_errno(r, "Failed to remove the record in %s: %m", a->state_dir);
+                /* What was changed is back: only the record stays behind, and the next start
+                 * finds every value it names as it was before (it then leaves them). */
+                log_warning_errno(r, "Failed to remove the record in %s after restoring: %m",
+                                  a->state_dir);
         return n;
 }
 
@@ -1190,6 +1206,14 @@ int actuator_reconcile(Actuator *a) {
         r = record_load_at(a->state_fd, a->capacity, &rec, &line);
         if (r == -ENOENT)
                 return 0;
+        if (r == -EISDIR || r == -ENOTSUP)
+                /* Not a record the daemon wrote, never read: a FIFO would block a reader until a
+                 * writer came. Saving the next record replaces anything but a directory. */
+                return log_warning_errno(r,
+                                         "%s/" RECORD_FILE " is not a regular file (%s), nothing "
+                                         "restored",
+                                         a->state_dir,
+                                         r == -EISDIR ? "a directory" : "a FIFO, socket or device");
         if (r == -EBADMSG) {
                 int k = record_set_aside_at(a->state_fd);
 

@@ -3,6 +3,7 @@
  * -> observers (the bus) -> manager_run -> manager_stop. */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,6 +200,22 @@ static void raise_nofile(void) {
                 log_debug_errno(errno, "Failed to raise RLIMIT_NOFILE, ignoring: %m");
 }
 
+/* SIGTERM, SIGINT and SIGHUP wait from the first instruction of the daemon until its event loop
+ * takes them (sd-event's signalfd needs them blocked anyway): one that came while the config was
+ * read or a crashed run's record reconciled killed the daemon, with nothing logged and nothing
+ * restored. Now it is pending, and handled once the loop runs: a stop restores, a reload reloads.
+ */
+static void block_stop_signals(void) {
+        sigset_t mask;
+
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+                log_warning_errno(-errno, "Failed to block the stop signals before the loop: %m");
+}
+
 /* The daemon proper: the manager's loop, with the bus and --events observing it. */
 static int run(Manager *m) {
         _cleanup_event_stream_ EventStream *events = NULL;
@@ -252,6 +269,8 @@ int main(int argc, char *argv[]) {
         }
 
         raise_nofile();
+        if (arg_action == ACTION_RUN)
+                block_stop_signals();
         r = manager_new(&arg_options, &m);
         if (r < 0)
                 return EXIT_FAILURE;

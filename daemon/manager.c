@@ -78,6 +78,8 @@ struct Manager {
         size_t move_next;
         char status[256]; /* the STATUS= line last sent */
         ManagerStats stats;
+        uint64_t tick_start_usec; /* CLOCK_MONOTONIC start of the last tick; 0 before the first */
+        bool record_warned; /* the record of changes could not be written, and that was said */
 };
 
 /* Seconds: a tick here takes 0.1-2 ms with a few groups, 25 ms at 10,000 threads (bench-tick). */
@@ -689,6 +691,7 @@ static void manager_tick(Manager *m, uint64_t now, bool force_node_balance) {
         int r;
 
         m->ticks++;
+        m->tick_start_usec = now;
         manager_check_hotplug(m);
         manager_check_steering(m, now);
         m->snap = NULL; /* sampling replaces it */
@@ -723,9 +726,17 @@ static void manager_tick(Manager *m, uint64_t now, bool force_node_balance) {
                 r = actuator_apply(
                         m->actuator, plan, snap, manager_dry_run(m),
                         m->tunables.migrate_memory ? m->tunables.migrate_memory_max_mb : 0, now);
-                if (r < 0)
-                        log_error_errno(r, "Failed to record changes in %s, changing nothing: %m",
+                if (r < 0 && !m->record_warned)
+                        log_error_errno(r,
+                                        "Failed to record changes in %s, changing nothing (said "
+                                        "once until it works): %m",
                                         m->tunables.state_directory);
+                else if (r < 0)
+                        log_debug_errno(r, "Failed to record changes in %s again: %m",
+                                        m->tunables.state_directory);
+                else if (m->record_warned)
+                        log_info("Changes are recorded in %s again.", m->tunables.state_directory);
+                m->record_warned = r < 0;
         }
         manager_keep(m, snap, sys, TAKE_PTR(plan));
         log_debug("tick %" PRIu64 ": %u groups, %u tasks, %u threads, sampled in %" PRIu64
@@ -759,8 +770,22 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata) {
         return manager_arm_tick(m, m->tunables.interval_usec);
 }
 
-/* Side effects of a new config that take effect at once. */
-static void manager_apply_tunables(Manager *m) {
+/* The next tick when the interval changed: an interval after the last tick's start (at once if
+ * that has passed). A reload or set that keeps the interval leaves the timer alone: re-arming it
+ * an interval from now on every one let reloads faster than the interval stop the ticks. */
+static void manager_rearm_for_interval(Manager *m) {
+        uint64_t now = now_usec(), due = m->tick_start_usec + m->tunables.interval_usec;
+        int r;
+
+        r = sd_event_source_set_time(m->timer, m->tick_start_usec ? MAX(due, now) : now);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(m->timer, SD_EVENT_ONESHOT);
+        if (r < 0)
+                log_error_errno(r, "Failed to re-arm the tick: %m");
+}
+
+/* Side effects of a new config that take effect at once; old_interval_usec: the interval before. */
+static void manager_apply_tunables(Manager *m, uint64_t old_interval_usec) {
         int r;
 
         /* Cannot fail with the topology in force; if it did, the old numbers stay. */
@@ -769,8 +794,8 @@ static void manager_apply_tunables(Manager *m) {
                 log_warning_errno(r,
                                   "Failed to derive the policy's parameters, keeping the old: %m");
         log_set_max_level(log_levels[m->tunables.log_level]);
-        if (m->timer)
-                (void) manager_arm_tick(m, m->tunables.interval_usec);
+        if (m->timer && m->tunables.interval_usec != old_interval_usec)
+                manager_rearm_for_interval(m);
         if (m->trace_fixed)
                 (void) manager_record_config(m);
         else if (m->timer)
@@ -778,6 +803,7 @@ static void manager_apply_tunables(Manager *m) {
 }
 
 int manager_reload(Manager *m, char **ret_error) {
+        uint64_t old_interval = m->tunables.interval_usec;
         ConfigError e = { 0 };
         Tunables fresh;
         int r;
@@ -794,11 +820,26 @@ int manager_reload(Manager *m, char **ret_error) {
                 if (ret_error)
                         *ret_error = strdup(e.message);
         } else {
-                if (!streq(fresh.state_directory, m->tunables.state_directory))
-                        log_warning("state_directory changes at the next start, not on reload.");
+                /* The record lives where this run began it: the directory in force stays, and
+                 * Config shows it, until the next start. */
+                if (!streq(fresh.state_directory, m->tunables.state_directory)) {
+                        char *kept = strdup(m->tunables.state_directory);
+
+                        if (!kept) {
+                                tunables_free(&fresh);
+                                (void) sd_notify(false, "READY=1");
+                                return log_error_errno(-ENOMEM, "Out of memory.");
+                        }
+                        log_warning(
+                                "state_directory %s takes effect at the next start; %s stays in "
+                                "use until then.",
+                                fresh.state_directory, kept);
+                        free(fresh.state_directory);
+                        fresh.state_directory = kept;
+                }
                 tunables_free(&m->tunables);
                 m->tunables = fresh;
-                manager_apply_tunables(m);
+                manager_apply_tunables(m, old_interval);
                 m->stats.reloads_ok++;
                 log_info("Reloaded %s.", m->config_path);
                 manager_notify(m, &(const ManagerEvent){ .kind = MANAGER_EVENT_RELOADED,
@@ -810,9 +851,16 @@ int manager_reload(Manager *m, char **ret_error) {
 }
 
 int manager_set_tunable(Manager *m, const char *key, const char *value, char **ret_error) {
+        uint64_t old_interval = m->tunables.interval_usec;
         ConfigError e = { 0 };
         int r;
 
+        if (streq(key, "state_directory") || streq(key, "daemon.state_directory")) {
+                if (ret_error)
+                        *ret_error = strdup("state_directory: the record's directory changes at "
+                                            "the next start, not at run time");
+                return -EINVAL;
+        }
         /* config_set_one() leaves the struct as it was on any error. */
         r = config_set_one(&tunables_schema, &m->tunables, key, value, &e);
         if (r < 0) {
@@ -820,7 +868,7 @@ int manager_set_tunable(Manager *m, const char *key, const char *value, char **r
                         *ret_error = strdup(e.message);
                 return r;
         }
-        manager_apply_tunables(m);
+        manager_apply_tunables(m, old_interval);
         log_info("Set %s = %s until the next reload.", key, value);
         return 0;
 }

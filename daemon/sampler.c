@@ -18,6 +18,7 @@
 #include "log.h"
 #include "macro.h"
 #include "proc.h"
+#include "utf8.h"
 
 /* ---- per-task state kept between samples */
 
@@ -764,6 +765,16 @@ static int task_read_allowed(Sampler *s, TaskState *e) {
 
 _Static_assert(sizeof(((PolicyTask *) NULL)->comm) == PROC_COMM_SIZE, "comm sizes differ");
 
+/* A task names itself: its comm may hold a newline or a terminal's escape sequence, which would
+ * split explain's and dump's lines or drive the terminal they are printed on. What the policy,
+ * the bus, the log and recordings get has those bytes as \xNN (15 bytes of comm fit in 63). */
+static void comm_copy_clean(char dst[static PROC_COMM_SIZE], const char *src) {
+        _cleanup_free_ char *buf = NULL;
+        const char *clean = utf8_clean(src, /* keep_lines= */ false, &buf);
+
+        (void) snprintf(dst, PROC_COMM_SIZE, "%s", clean ? clean : "?");
+}
+
 static bool comm_excluded(char *const *globs, const char *comm) {
         for (size_t i = 0; globs && globs[i]; i++)
                 if (fnmatch(globs[i], comm, 0) == 0)
@@ -827,7 +838,7 @@ static void task_fill(const Sampler *s, const Tick *k, const TaskState *e, const
                 .cpu = sum->cpu >= 0 && (unsigned) sum->cpu < s->cpu_capacity ? sum->cpu : -1,
                 .allowed = e->allowed,
         };
-        memcpy(pt->comm, main->comm, sizeof pt->comm);
+        comm_copy_clean(pt->comm, main->comm);
         task_loads(s, k, e, sum, pt);
         recorded = record_lookup_task(k->record, e->pid, e->starttime_ticks, &mine, &when);
         pt->ours = recorded && mine && cpumask_equal(mine, e->allowed);

@@ -15,6 +15,7 @@
 #include "fileio.h"
 #include "log.h"
 #include "parse.h"
+#include "utf8.h"
 
 #define USEC_PER_MSEC UINT64_C(1000)
 #define USEC_PER_SEC UINT64_C(1000000)
@@ -94,6 +95,9 @@ _printf_(6, 0) static int error_setv(ConfigError *e, int r, const char *file, un
         }
         if (n < size)
                 (void) vsnprintf(e->message + n, size - n, format, ap);
+        /* Keys, values and file names come from the file: no control character reaches a
+         * terminal or the journal raw. */
+        utf8_replace_controls(e->message);
         return r;
 }
 
@@ -1917,23 +1921,41 @@ int config_write_defaults(const ConfigSchema *schema, FILE *f, unsigned flags) {
 }
 
 /* "LABEL.key=value", one line per element of a list ("LABEL.key=" for an empty one). */
+/* --check-config's lines go to a terminal: a control character in a section name or a value is
+ * written as \xNN (utf8_clean()), never raw. */
 static int print_value(FILE *f, const char *label, const ConfigKey *k, const void *obj) {
-        _cleanup_free_ char *value = NULL;
+        _cleanup_free_ char *value = NULL, *label_buf = NULL;
+        const char *l_clean = utf8_clean(label, false, &label_buf);
         int r;
 
+        if (!l_clean)
+                return -ENOMEM;
         if (k->type == CONFIG_LIST) {
                 const ConfigList *l = cmember(k, obj);
 
                 if (l->n == 0)
-                        fprintf(f, "%s.%s=\n", label, k->name);
-                for (size_t i = 0; i < l->n; i++)
-                        fprintf(f, "%s.%s=%s\n", label, k->name, l->items[i].value);
+                        fprintf(f, "%s.%s=\n", l_clean, k->name);
+                for (size_t i = 0; i < l->n; i++) {
+                        _cleanup_free_ char *buf = NULL;
+                        const char *v = utf8_clean(l->items[i].value, false, &buf);
+
+                        if (!v)
+                                return -ENOMEM;
+                        fprintf(f, "%s.%s=%s\n", l_clean, k->name, v);
+                }
                 return 0;
         }
         r = config_format_value(k, obj, &value);
         if (r < 0)
                 return r;
-        fprintf(f, "%s.%s=%s\n", label, k->name, value);
+        {
+                _cleanup_free_ char *buf = NULL;
+                const char *v = utf8_clean(value, false, &buf);
+
+                if (!v)
+                        return -ENOMEM;
+                fprintf(f, "%s.%s=%s\n", l_clean, k->name, v);
+        }
         return 0;
 }
 

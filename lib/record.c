@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cgroup-levers.h"
@@ -844,15 +845,24 @@ int record_save_at(int dir_fd, const Record *r) {
 int record_load_at(int dir_fd, unsigned capacity, Record **ret, unsigned *ret_line) {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *buf = NULL;
+        struct stat st;
         int r;
 
         if (ret_line)
                 *ret_line = 0;
         if (dir_fd < 0)
                 return -EBADF;
-        fd = openat(dir_fd, RECORD_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+        /* O_NONBLOCK: a FIFO put where the record should be would block the open (and the start)
+         * until a writer came. */
+        fd = openat(dir_fd, RECORD_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
         if (fd < 0)
                 return negative_errno();
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode))
+                return S_ISDIR(st.st_mode) ? -EISDIR : -ENOTSUP;
+        if (st.st_size > RECORD_SIZE_MAX) /* refused before reading any of it */
+                return -EBADMSG;
         r = read_text_fd(fd, RECORD_SIZE_MAX, &buf, NULL); /* a NUL byte: -EBADMSG */
         if (r == -EFBIG)
                 return -EBADMSG;

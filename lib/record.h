@@ -178,8 +178,10 @@ int record_format(const Record *r, char **ret);
 
 /*
  * Reads and parses dir_fd/changes (record_parse()). -ENOENT when there is none; -EBADMSG when
- * it is corrupt (a NUL byte, over 64 MiB, or record_parse() refuses it: *ret_line as there, 0
- * when no line is at fault), other -errno from reading it.
+ * it is corrupt (a NUL byte, over 64 MiB by its size before a byte is read, or record_parse()
+ * refuses it: *ret_line as there, 0 when no line is at fault); -EISDIR for a directory and
+ * -ENOTSUP for anything else that is not a regular file (a FIFO is opened without blocking and
+ * never read); other -errno from reading it.
  */
 int record_load_at(int dir_fd, unsigned capacity, Record **ret, unsigned *ret_line);
 /*

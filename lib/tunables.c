@@ -26,7 +26,8 @@ static const ConfigKey tunables_keys[] = {
         CONFIG_KEY_STRING("daemon", "state_directory", Tunables, state_directory, "/run/cgbalance",
                           200, 0,
                           "Where the record of every change is kept, so that a restart after a "
-                          "crash can put back what the daemon changed."),
+                          "crash can put back what the daemon changed. Read at start: a reload "
+                          "keeps the directory in use until the next start."),
 
         /* [manage] */
         CONFIG_KEY_STRV("manage", "cgroups", Tunables, cgroups, "cgbalance.slice", 200,

@@ -1772,3 +1772,110 @@ Test(live, metrics_cgroup_series_stop_at_max_cgroups_the_protected_first) {
         cr_assert(p);
         cr_expect_null(strstr(p + 1, "cgbalance_cgroup_weight{"), "more than one group: %s", text);
 }
+
+/*
+ * Reliability (issue 21): each test failed before its fix.
+ */
+
+/* 1: `set` every 0.3 s at a 500 ms interval let 1 tick through in 10.7 s. Here a set every
+ * 0.1 s or so at the suite's 200 ms interval: each used to push the tick 200 ms on. */
+Test(live, sets_faster_than_the_interval_do_not_stop_the_ticks) {
+        uint64_t before, after, t0, t1;
+
+        start_daemon("");
+        before = counter("ticks");
+        t0 = now_usec();
+        for (int i = 0; i < 20; i++) {
+                Run r = run(CTL_ON_BUS("set", "balance.node_imbalance_pct", i % 2 ? "140" : "150"));
+
+                cr_expect(exited_with(r.status, 0), "%s", r.err);
+                run_done(&r);
+                usleep(100 * 1000);
+        }
+        after = counter("ticks");
+        t1 = now_usec();
+        /* half the ticks the time holds, at the least */
+        cr_expect_geq(after - before, (t1 - t0) / 400000,
+                      "%" PRIu64 " ticks in %.1f s of sets at a 200 ms interval", after - before,
+                      (double) (t1 - t0) / 1e6);
+}
+
+/* 7: a task whose name holds a newline and an escape sequence: explain and dump print them as
+ * \xNN, so no line of theirs is split and nothing reaches the terminal raw. */
+Test(live, a_task_named_with_control_characters_cannot_split_or_drive_the_output) {
+        _cleanup_free_ char *pid_text = NULL;
+        pid_t parent = getpid(), pid;
+        int ready[2];
+        char c;
+        Run r;
+
+        cr_assert_eq(pipe(ready), 0);
+        pid = fork();
+        cr_assert_geq(pid, 0);
+        if (pid == 0) {
+                die_with_parent(parent);
+                (void) prctl(PR_SET_NAME, "ev\nil\x1b[31m", 0, 0, 0);
+                (void) write(ready[1], "r", 1);
+                for (volatile unsigned long i = 0;; i++)
+                        ;
+        }
+        cr_assert_lt(n_children, ELEMENTSOF(children));
+        children[n_children++] = pid;
+        cr_assert_eq(read(ready[0], &c, 1), 1);
+        close(ready[0]);
+        close(ready[1]);
+        cr_assert_eq(cgroup_attach_pid(&layout, group, pid), 0);
+        start_daemon("");
+        cr_assert(wait_managed(pid, NULL, 5000), "the task was never managed");
+        cr_assert_gt(asprintf(&pid_text, "%d", (int) pid), 0);
+        for (int i = 0; i < 2; i++) {
+                r = i == 0 ? run(CTL_ON_BUS("explain", pid_text)) : run(CTL_ON_BUS("dump"));
+                cr_expect(exited_with(r.status, 0), "%s", r.err);
+                cr_expect(strstr(r.out, "ev\\x0ail\\x1b[31m"), "%s", r.out);
+                cr_expect_null(strchr(r.out, '\x1b'), "an escape sequence printed raw: %s", r.out);
+                cr_expect_null(strstr(r.out, "\nil"), "a line split by the name: %s", r.out);
+                run_done(&r);
+        }
+}
+
+/* 8: state_directory by set is refused; by reload, the directory in use is the one shown. */
+Test(live, state_directory_changes_only_at_the_next_start) {
+        _cleanup_free_ char *conf = NULL, *text = NULL, *want = NULL;
+        _cleanup_close_ int fd = open(workdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        Run r;
+
+        start_daemon("");
+        r = run(CTL_ON_BUS("set", "daemon.state_directory", "/tmp/elsewhere"));
+        cr_expect(exited_with(r.status, 1), "status %d", r.status);
+        cr_expect(strstr(r.err, "changes at the next start"), "%s", r.err);
+        run_done(&r);
+
+        conf = conf_path();
+        text = read_all(conf);
+        cr_assert_gt(asprintf(&want, "%s/other", workdir), 0);
+        {
+                _cleanup_free_ char *from = NULL, *changed = NULL;
+                const char *at;
+
+                cr_assert_gt(asprintf(&from, "%s/state", workdir), 0);
+                at = strstr(text, from);
+                cr_assert_not_null(at, "%s", text);
+                cr_assert_gt(asprintf(&changed, "%.*s%s%s", (int) (at - text), text, want,
+                                      at + strlen(from)),
+                             0);
+                write_file_at(fd, "live.conf", changed);
+        }
+        r = run(CTL_ON_BUS("reload"));
+        cr_expect(exited_with(r.status, 0), "%s", r.err);
+        run_done(&r);
+        free(want);
+        cr_assert_gt(asprintf(&want, "\"daemon.state_directory\": \"%s/state\"", workdir), 0);
+        r = run(CTL_ON_BUS("status", "--json"));
+        cr_expect(strstr(r.out, want), "Config does not show the directory in use: %s", r.out);
+        run_done(&r);
+        {
+                _cleanup_free_ char *log = daemon_log();
+
+                cr_expect(strstr(log, "other takes effect at the next start"), "%s", log);
+        }
+}
