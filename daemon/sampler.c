@@ -74,6 +74,12 @@ typedef struct GroupState {
         bool moved; /* in prev_groups: path now belongs to this sample's entry */
 } GroupState;
 
+/* A managed group the walk passes over (cgroup_walk()'s skipped), said once. */
+typedef struct PassedOver {
+        char *path;
+        unsigned gen; /* the sample whose walk last found it */
+} PassedOver;
+
 struct Sampler {
         int proc_fd;
         const CgroupLayout *layout;
@@ -103,6 +109,9 @@ struct Sampler {
 
         GroupState *groups, *prev_groups; /* sorted by path */
         size_t n_groups, n_prev_groups, cap_groups, cap_prev_groups;
+        /* managed groups the walk passes over, said once while they are there (sorted) */
+        PassedOver *passed;
+        size_t n_passed;
 
         unsigned fds_kept, fds_max;
 
@@ -393,6 +402,9 @@ Sampler *sampler_free(Sampler *s) {
         free(s->scratch);
         groups_clear(s->groups, s->n_groups);
         groups_clear(s->prev_groups, s->n_prev_groups);
+        for (size_t i = 0; i < s->n_passed; i++)
+                free(s->passed[i].path);
+        free(s->passed);
         free(s->groups);
         free(s->prev_groups);
         proc_stat_free(s->prev_stat);
@@ -1040,6 +1052,98 @@ static int walk_group(const char *path, unsigned depth, int dir_fd, void *userda
         return managed || depth < w->k->max_depth;
 }
 
+/* Where path is, or would go, in the sorted passed-over groups. */
+static size_t passed_pos(const Sampler *s, const char *path, bool *ret_found) {
+        size_t lo = 0, hi = s->n_passed;
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                int c = strcmp(s->passed[mid].path, path);
+
+                if (c == 0) {
+                        *ret_found = true;
+                        return mid;
+                }
+                if (c < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        *ret_found = false;
+        return lo;
+}
+
+/* Remembers path as said in this sample. -ENOMEM. */
+static int passed_add(Sampler *s, size_t i, const char *path) {
+        PassedOver *a = reallocarray(s->passed, s->n_passed + 1, sizeof *a);
+        char *p;
+
+        if (!a)
+                return -ENOMEM;
+        s->passed = a;
+        p = strdup(path);
+        if (!p)
+                return -ENOMEM;
+        memmove(a + i + 1, a + i, (s->n_passed - i) * sizeof *a);
+        a[i] = (PassedOver){ .path = p, .gen = s->gen };
+        s->n_passed++;
+        return 0;
+}
+
+/* After a walk: forgets the groups it no longer found (removed, or no longer managed), so
+ * their memory is bounded by the tree, and one made again is said again. */
+static void passed_sweep(Sampler *s) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < s->n_passed; i++)
+                if (s->passed[i].gen == s->gen)
+                        s->passed[n++] = s->passed[i];
+                else
+                        free(s->passed[i].path);
+        s->n_passed = n;
+}
+
+/* A group the walk passes over, with all below it: said at warning level once while it is
+ * there, if the configuration would manage it. */
+static int walk_skipped(const char *path, unsigned depth, CgroupWalkSkip why, void *userdata) {
+        WalkCtx *w = userdata;
+        _cleanup_free_ char *buf = NULL;
+        const char *name;
+        bool found;
+        size_t i;
+
+        (void) depth;
+        if (tunables_cgroup_matches(w->k->t->exclude_cgroups, path) ||
+            !tunables_cgroup_matches(w->k->t->cgroups, path))
+                return 0;
+        i = passed_pos(w->s, path, &found);
+        if (found) {
+                w->s->passed[i].gen = w->s->gen;
+                return 0;
+        }
+        name = utf8_clean(path, /* keep_lines= */ false, &buf);
+        if (!name)
+                return -ENOMEM;
+        switch (why) {
+        case CGROUP_WALK_SKIP_TOO_DEEP:
+                log_warning("Group %s is deeper than %u levels: it and the groups below it are "
+                            "not managed",
+                            name, CGROUP_WALK_DEPTH_MAX);
+                break;
+        case CGROUP_WALK_SKIP_CONTROL_CHAR:
+                log_warning("Group %s: its name holds a control character the record of changes "
+                            "cannot keep: it and the groups below it are not managed",
+                            name);
+                break;
+        default:
+                log_warning("Group %s: its path is %zu bytes, longer than %d: it and the groups "
+                            "below it are not managed",
+                            name, strlen(path), CGROUP_PATH_MAX - 1);
+                break;
+        }
+        return passed_add(w->s, i, path);
+}
+
 /* The most components any glob of globs can match directly ("a/b" two). */
 static size_t globs_max_depth(char *const *globs) {
         size_t max = 0;
@@ -1072,11 +1176,13 @@ static int collect_groups(Sampler *s, const Tick *k) {
         }
         s->groups = t, s->cap_groups = cap, s->n_groups = 0;
 
-        r = cgroup_walk(s->layout, walk_group, &w);
+        r = cgroup_walk(s->layout, walk_group, walk_skipped, &w);
         if (r < 0 && r != -ENOMEM) { /* no cpu hierarchy, or its root unreadable: no groups */
                 log_debug_errno(r, "Failed to walk the cgroup tree, ignoring: %m");
                 r = 0;
         }
+        if (r >= 0)
+                passed_sweep(s);
         for (size_t i = 0; i < s->n_prev_groups; i++) /* groups gone since */
                 if (!s->prev_groups[i].moved)
                         free(s->prev_groups[i].path);

@@ -15,7 +15,10 @@
  * from scratch. The first sample of a live machine only primes the counters (its snapshot has
  * interval_usec 0 and every load 0; so does a task's first appearance, for that task). Never
  * managed: pid 1, kernel threads, the daemon itself (self_pid), tasks matching exclude_comms,
- * groups matching exclude_cgroups (and all below them), and tasks the record bans.
+ * groups matching exclude_cgroups (and all below them), and tasks the record bans. Nor are the
+ * groups cgroup_walk() passes over (deeper than CGROUP_WALK_DEPTH_MAX, a control character in
+ * the name, a path too long) and all below them: each one the globs would manage is said at
+ * warning level, escaped, once while it is there (again if it is made again).
  * A task is foreign when its affinity is narrower than its cpuset allows and the mask is not one
  * the record says the daemon set, whatever override_foreign_affinity says: the policy reads that
  * tunable (left alone, or given a whole node's CPUs in place of the narrowed mask).

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <libcgroup.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -797,11 +798,27 @@ static bool entry_is_dir(DIR *d, const struct dirent *de) {
 
 typedef struct Walk {
         CgroupWalkFn fn;
+        CgroupWalkSkipFn skipped; /* or NULL */
         void *userdata;
-        char path[CGROUP_PATH_MAX];
+        /* A group's path is below CGROUP_PATH_MAX; one passed over for its length is named with
+         * one name (NAME_MAX) more. */
+        char path[CGROUP_PATH_MAX + 1 + NAME_MAX + 1];
 } Walk;
 
-/* The groups below fd (taken), whose path is w->path[0..len) at depth components. */
+/* Why the group at w->path (a directory at depth, below a group at the limit when deep) is
+ * passed over, or -1 if it is not. */
+static int walk_skip_reason(const Walk *w, unsigned depth, size_t len) {
+        if (depth > CGROUP_WALK_DEPTH_MAX)
+                return CGROUP_WALK_SKIP_TOO_DEEP;
+        if (len >= CGROUP_PATH_MAX)
+                return CGROUP_WALK_SKIP_TOO_LONG;
+        if (!cgroup_path_is_valid(w->path)) /* a directory's name: only a control character */
+                return CGROUP_WALK_SKIP_CONTROL_CHAR;
+        return -1;
+}
+
+/* The groups below fd (taken), whose path is w->path[0..len) at depth components. At the depth
+ * limit only to tell skipped of the children. */
 static int walk_below(Walk *w, int fd, size_t len, unsigned depth) {
         _cleanup_closedir_ DIR *d = fdopendir(fd);
         struct dirent *de;
@@ -812,16 +829,21 @@ static int walk_below(Walk *w, int fd, size_t len, unsigned depth) {
         }
         while ((de = readdir(d))) {
                 size_t n = strlen(de->d_name), sep = len > 0;
-                int sub, r;
+                int sub, why, r;
 
-                if (streq(de->d_name, ".") || streq(de->d_name, "..") || !entry_is_dir(d, de) ||
-                    len + sep + n >= CGROUP_PATH_MAX)
+                if (streq(de->d_name, ".") || streq(de->d_name, "..") || !entry_is_dir(d, de))
                         continue;
                 if (sep)
                         w->path[len] = '/';
                 memcpy(w->path + len + sep, de->d_name, n + 1);
-                if (!cgroup_path_is_valid(w->path)) {
+                why = walk_skip_reason(w, depth + 1, len + sep + n);
+                if (why >= 0) {
+                        r = w->skipped ? w->skipped(w->path, depth + 1, (CgroupWalkSkip) why,
+                                                    w->userdata)
+                                       : 0;
                         w->path[len] = '\0';
+                        if (r < 0)
+                                return r;
                         continue;
                 }
                 sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -830,7 +852,7 @@ static int walk_below(Walk *w, int fd, size_t len, unsigned depth) {
                         continue;
                 }
                 r = w->fn(w->path, depth + 1, sub, w->userdata);
-                if (r > 0 && depth + 1 < CGROUP_WALK_DEPTH_MAX)
+                if (r > 0 && (depth + 1 < CGROUP_WALK_DEPTH_MAX || w->skipped))
                         r = walk_below(w, sub, len + sep + n, depth + 1);
                 else
                         (void) close(sub);
@@ -841,7 +863,7 @@ static int walk_below(Walk *w, int fd, size_t len, unsigned depth) {
         return 0;
 }
 
-int cgroup_walk_at(const char *root, CgroupWalkFn fn, void *userdata) {
+int cgroup_walk_at(const char *root, CgroupWalkFn fn, CgroupWalkSkipFn skipped, void *userdata) {
         _cleanup_free_ Walk *w = NULL;
         int fd;
 
@@ -852,13 +874,13 @@ int cgroup_walk_at(const char *root, CgroupWalkFn fn, void *userdata) {
         w = calloc(1, sizeof *w);
         if (!w)
                 return -ENOMEM;
-        *w = (Walk){ .fn = fn, .userdata = userdata };
+        *w = (Walk){ .fn = fn, .skipped = skipped, .userdata = userdata };
         fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return negative_errno();
         return walk_below(w, fd, 0, 0);
 }
 
-int cgroup_walk(const CgroupLayout *l, CgroupWalkFn fn, void *userdata) {
-        return cgroup_walk_at(cgroup_walk_root(l), fn, userdata);
+int cgroup_walk(const CgroupLayout *l, CgroupWalkFn fn, CgroupWalkSkipFn skipped, void *userdata) {
+        return cgroup_walk_at(cgroup_walk_root(l), fn, skipped, userdata);
 }

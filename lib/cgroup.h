@@ -198,21 +198,37 @@ int cgroup_read_task_cpuset_cpus(const CgroupLayout *l, int proc_fd, pid_t pid, 
  * fn is called once per group below the root, parent before children, with its group path, its
  * depth (1 for a top-level group), and an fd of its directory, open only for the call (e.g. for
  * proc_task_ids_read_at(dir_fd, "cgroup.procs", ...)). fn returns > 0 to walk the group's
- * children, 0 to leave them out, < 0 to stop: the walk returns that error. Groups whose path
- * would be CGROUP_PATH_MAX or more, or is not a valid group path, and directories removed or
- * unreadable meanwhile are passed over; the children of a group at depth CGROUP_WALK_DEPTH_MAX
- * are not walked, whatever fn says, which bounds the recursion and its open directories. The order
- * of siblings is readdir()'s.
+ * children, 0 to leave them out, < 0 to stop: the walk returns that error. The order of siblings
+ * is readdir()'s. Directories removed or unreadable meanwhile are passed over in silence.
  *
- * cgroup_walk_at() walks below any directory root (a fixture tree). Returns 0, fn's error,
- * -EOPNOTSUPP for a root of "" (no cpu hierarchy), the error of opening the root, -EINVAL for a
- * NULL root or fn, -ENOMEM.
+ * Some groups the kernel keeps are passed over, with all below them, and never given to fn:
+ * those below depth CGROUP_WALK_DEPTH_MAX (which bounds the recursion and its open directories),
+ * those whose name holds a control character (the kernel takes any but '/' and '\n';
+ * cgroup_path_is_valid() refuses them, as the record of changes is a line format that keeps
+ * paths verbatim), and those whose path would be CGROUP_PATH_MAX or more. skipped, when not NULL,
+ * is told of each such group whose parent fn asked to walk (the root's children always), once a
+ * walk, with its path (escape it before printing: it may hold any byte but '/' and NUL; it may be
+ * longer than CGROUP_PATH_MAX, by a name at most), its depth and why; the walk does not go below
+ * it (for CGROUP_WALK_SKIP_TOO_DEEP, it reads the directory of the group at the limit to name
+ * its children). skipped returns 0 to go on, < 0 to stop the walk with that error.
+ *
+ * cgroup_walk_at() walks below any directory root (a fixture tree). Returns 0, fn's or skipped's
+ * error, -EOPNOTSUPP for a root of "" (no cpu hierarchy), the error of opening the root, -EINVAL
+ * for a NULL root or fn, -ENOMEM.
  */
 #define CGROUP_WALK_DEPTH_MAX 32u
+typedef enum CgroupWalkSkip {
+        CGROUP_WALK_SKIP_TOO_DEEP, /* at depth CGROUP_WALK_DEPTH_MAX + 1 */
+        CGROUP_WALK_SKIP_CONTROL_CHAR, /* a control character (or DEL) in its name */
+        CGROUP_WALK_SKIP_TOO_LONG, /* its path would be CGROUP_PATH_MAX bytes or more */
+        _CGROUP_WALK_SKIP_MAX,
+} CgroupWalkSkip;
 typedef int (*CgroupWalkFn)(const char *path, unsigned depth, int dir_fd, void *userdata);
+typedef int (*CgroupWalkSkipFn)(const char *path, unsigned depth, CgroupWalkSkip why,
+                                void *userdata);
 const char *cgroup_walk_root(const CgroupLayout *l);
-int cgroup_walk(const CgroupLayout *l, CgroupWalkFn fn, void *userdata);
-int cgroup_walk_at(const char *root, CgroupWalkFn fn, void *userdata);
+int cgroup_walk(const CgroupLayout *l, CgroupWalkFn fn, CgroupWalkSkipFn skipped, void *userdata);
+int cgroup_walk_at(const char *root, CgroupWalkFn fn, CgroupWalkSkipFn skipped, void *userdata);
 
 /*
  * libcgroup error codes (ECG*, 50000 and up). cgroup_ecg_to_errno() maps one to a negative

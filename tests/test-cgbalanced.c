@@ -5,6 +5,7 @@
  */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
 #include <json-c/json.h>
 #include <limits.h>
@@ -266,6 +267,27 @@ static void stop_children(void) {
         n_children = 0;
 }
 
+/* Removes every group below the directory dir of a cgroup hierarchy, deepest first (a cgroup
+ * directory goes with rmdir(), its control files with it). */
+static void rmdir_below(const char *dir) {
+        DIR *d = opendir(dir);
+        struct dirent *de;
+
+        if (!d)
+                return;
+        while ((de = readdir(d))) {
+                _cleanup_free_ char *sub = NULL;
+
+                if (de->d_type != DT_DIR || streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                if (asprintf(&sub, "%s/%s", dir, de->d_name) < 0)
+                        continue;
+                rmdir_below(sub);
+                (void) rmdir(sub);
+        }
+        (void) closedir(d);
+}
+
 static void live_teardown(void) {
         if (workdir) { /* a test's read-only state directory, if it stopped before unmounting */
                 _cleanup_free_ char *state = NULL;
@@ -280,8 +302,13 @@ static void live_teardown(void) {
         }
         stop_children();
         if (group[0]) {
+                _cleanup_free_ char *dir = NULL;
+
                 (void) cgroup_remove(&layout, prot);
                 (void) cgroup_remove(&layout, noisy);
+                /* what a test made by hand (names the library refuses, a deep chain) */
+                if (asprintf(&dir, "%s/%s", layout.cpu_path, group) > 0)
+                        rmdir_below(dir);
                 (void) cgroup_remove(&layout, group);
         }
         rm_rf(workdir);
@@ -1677,6 +1704,65 @@ Test(cli, check_config_never_prints_a_control_character_of_the_file) {
         cr_expect_null(strchr(r.out, '\x1b'), "printed raw: %s", r.out);
         run_done(&r);
         rm_rf(dir);
+}
+
+/* Makes group path of the cpu hierarchy with mkdir(): cgroup_create() refuses a name with a
+ * control character, which the kernel takes. */
+static void mkdir_group(const char *path) {
+        _cleanup_free_ char *dir = NULL;
+
+        cr_assert_gt(asprintf(&dir, "%s/%s", layout.cpu_path, path), 0);
+        cr_assert_eq(mkdir(dir, 0755), 0, "mkdir %s: %s", dir, strerror(errno));
+}
+
+/* 6: a managed group the walk passes over (a control character in its name, deeper than
+ * CGROUP_WALK_DEPTH_MAX) is said once, at warning level, escaped, with why; not every tick, and
+ * not again for the groups below it. */
+Test(live, managed_groups_the_walk_passes_over_are_said_once) {
+        _cleanup_free_ char *path = textfile_path(), *extra = NULL, *conf = NULL, *tab = NULL,
+                            *tab_said = NULL, *deep = NULL, *deep_said = NULL, *log = NULL;
+        size_t depth = 2; /* group is cgbalance.slice/itest-PID */
+
+        cr_assert_gt(asprintf(&tab, "%s/tab\there", group), 0);
+        mkdir_group(tab);
+        cr_assert_gt(asprintf(&extra, "%s/below", tab), 0);
+        mkdir_group(extra); /* not walked, not said */
+        free(extra);
+        deep = strdup(group);
+        cr_assert_not_null(deep);
+        while (depth < CGROUP_WALK_DEPTH_MAX + 2) { /* down to 34: 33 is said, 34 is not */
+                char *d = NULL;
+
+                cr_assert_gt(asprintf(&d, "%s/d", deep), 0);
+                free(deep);
+                deep = d;
+                mkdir_group(deep);
+                if (++depth == CGROUP_WALK_DEPTH_MAX + 1)
+                        cr_assert_gt(asprintf(&deep_said,
+                                              "Group %s is deeper than 32 levels: it and the "
+                                              "groups below it are not managed\n",
+                                              deep),
+                                     0);
+        }
+        cr_assert_gt(asprintf(&tab_said,
+                              "Group %s/tab\\x09here: its name holds a control character the "
+                              "record of changes cannot keep: it and the groups below it are "
+                              "not managed\n",
+                              group),
+                     0);
+        cr_assert_gt(asprintf(&extra, "[metrics]\ntextfile = %s\ntextfile_every = 1\n", path), 0);
+        conf = live_conf(extra);
+        start_daemon(conf, false);
+        cr_expect(wait_log(deep_said, 5000), "the deep group was not said");
+        cr_expect(wait_log(tab_said, 1000), "the group with a tab was not said");
+        cr_assert(wait_ticks(path, 6, 5000), "the daemon does not tick");
+        cr_expect(exited_with(stop_daemon(SIGTERM), 0));
+        log = daemon_log_text();
+        cr_expect_eq(count_of(log, deep_said), 1, "%s", log);
+        cr_expect_eq(count_of(log, tab_said), 1, "%s", log);
+        cr_expect_eq(count_of(log, "is deeper than"), 1, "said of a group below: %s", log);
+        cr_expect_eq(count_of(log, "not managed"), 2, "%s", log);
+        cr_expect_null(strchr(log, '\t'), "printed raw: %s", log);
 }
 
 /*

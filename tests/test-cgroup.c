@@ -2068,7 +2068,7 @@ Test(cgroup_walk, visits_every_group_parent_first_with_its_depth) {
         _cleanup_free_ CgroupLayout *l = v2_layout_at(tmp);
         Visits v = { .fd_ok = true };
 
-        cr_assert_eq(cgroup_walk(l, visit, &v), 0);
+        cr_assert_eq(cgroup_walk(l, visit, NULL, &v), 0);
         cr_expect_eq(v.n, 4, "walked %zu", v.n);
         cr_expect(visited(&v, "a.slice", 1));
         cr_expect(visited(&v, "a.slice/x", 2));
@@ -2088,11 +2088,11 @@ Test(cgroup_walk, zero_leaves_the_children_out_and_an_error_stops) {
         _cleanup_free_ char *tmp = walk_tree();
         Visits pruned = { .prune = "a.slice", .fd_ok = true }, failed = { .fail_at = "a.slice/x" };
 
-        cr_assert_eq(cgroup_walk_at(tmp, visit, &pruned), 0);
+        cr_assert_eq(cgroup_walk_at(tmp, visit, NULL, &pruned), 0);
         cr_expect_eq(pruned.n, 2, "only a.slice and b.slice: %zu", pruned.n);
         cr_expect(visited(&pruned, "a.slice", 1));
         cr_expect_not(visited(&pruned, "a.slice/x", 2));
-        cr_expect_eq(cgroup_walk_at(tmp, visit, &failed), -EIO);
+        cr_expect_eq(cgroup_walk_at(tmp, visit, NULL, &failed), -EIO);
         cr_expect_not(visited(&failed, "a.slice/x/deep", 3), "walked on after the error");
         rm_rf(tmp);
 }
@@ -2117,8 +2117,164 @@ Test(cgroup_walk, depth_limit_bounds_the_recursion) {
                 strcat(path, "d/");
         strcat(path, "f");
         write_file_at(fd, path, "");
-        cr_assert_eq(cgroup_walk_at(tmp, count_groups, &max_depth), 0);
+        cr_assert_eq(cgroup_walk_at(tmp, count_groups, NULL, &max_depth), 0);
         cr_expect_eq(max_depth, CGROUP_WALK_DEPTH_MAX, "deepest visited: %u", max_depth);
+        rm_rf(tmp);
+}
+
+/* What cgroup_walk()'s skipped was told. */
+typedef struct Skips {
+        char path[8][CGROUP_PATH_MAX + 300];
+        unsigned depth[8];
+        CgroupWalkSkip why[8];
+        size_t n;
+        unsigned walked_depth; /* the deepest group given to fn */
+        bool walked_bad; /* fn was given a group with a control character */
+        const char *prune; /* fn leaves its children out */
+} Skips;
+
+static int walk_all(const char *path, unsigned depth, int dir_fd, void *userdata) {
+        Skips *k = userdata;
+
+        (void) dir_fd;
+        if (depth > k->walked_depth)
+                k->walked_depth = depth;
+        for (const char *p = path; *p; p++)
+                if ((unsigned char) *p < ' ' || *p == 0x7f)
+                        k->walked_bad = true;
+        return !(k->prune && streq(path, k->prune));
+}
+
+static int skip_seen(const char *path, unsigned depth, CgroupWalkSkip why, void *userdata) {
+        Skips *k = userdata;
+
+        cr_assert_lt(k->n, ELEMENTSOF(k->path));
+        cr_assert_lt(strlen(path), sizeof k->path[0]);
+        strcpy(k->path[k->n], path);
+        k->depth[k->n] = depth;
+        k->why[k->n++] = why;
+        return 0;
+}
+
+/* The index of path in what skipped was told, or -1. */
+static ssize_t skipped_at(const Skips *k, const char *path) {
+        for (size_t i = 0; i < k->n; i++)
+                if (streq(k->path[i], path))
+                        return (ssize_t) i;
+        return -1;
+}
+
+/* a/tab<TAB>name/child, esc<ESC>[31m, ok/cr<CR>; and a chain of d/ 34 deep below ok. */
+static char *skip_tree(char deep33[static CGROUP_PATH_MAX]) {
+        char *tmp = make_tmpdir();
+        _cleanup_close_ int fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        char chain[CGROUP_PATH_MAX] = "ok";
+
+        cr_assert_geq(fd, 0);
+        write_file_at(fd, "a/tab\tname/child/cgroup.procs", "");
+        write_file_at(fd, "esc\x1b[31m/cgroup.procs", "");
+        write_file_at(fd, "ok/cr\r/cgroup.procs", "");
+        for (unsigned depth = 1; depth < CGROUP_WALK_DEPTH_MAX + 2; depth++) {
+                strcat(chain, "/d");
+                if (depth + 1 == CGROUP_WALK_DEPTH_MAX + 1)
+                        strcpy(deep33, chain);
+        }
+        strcat(chain, "/cgroup.procs");
+        write_file_at(fd, chain, ""); /* ok/d/.../d: 34 groups deep */
+        return tmp;
+}
+
+Test(cgroup_walk, groups_passed_over_are_told_once_with_why_and_nothing_below_them) {
+        char deep33[CGROUP_PATH_MAX];
+        _cleanup_free_ char *tmp = skip_tree(deep33);
+        Skips k = {};
+        ssize_t i;
+
+        cr_assert_eq(cgroup_walk_at(tmp, walk_all, skip_seen, &k), 0);
+        cr_expect_eq(k.n, 4, "told of %zu", k.n);
+        cr_expect_eq(k.walked_depth, CGROUP_WALK_DEPTH_MAX);
+        cr_expect_not(k.walked_bad, "fn was given a name with a control character");
+        i = skipped_at(&k, "a/tab\tname");
+        cr_expect(i >= 0 && k.why[i] == CGROUP_WALK_SKIP_CONTROL_CHAR && k.depth[i] == 2);
+        i = skipped_at(&k, "esc\x1b[31m");
+        cr_expect(i >= 0 && k.why[i] == CGROUP_WALK_SKIP_CONTROL_CHAR && k.depth[i] == 1);
+        i = skipped_at(&k, "ok/cr\r");
+        cr_expect(i >= 0 && k.why[i] == CGROUP_WALK_SKIP_CONTROL_CHAR && k.depth[i] == 2);
+        i = skipped_at(&k, deep33);
+        cr_expect(i >= 0 && k.why[i] == CGROUP_WALK_SKIP_TOO_DEEP &&
+                          k.depth[i] == CGROUP_WALK_DEPTH_MAX + 1,
+                  "the group 33 deep: %zd", i);
+        rm_rf(tmp);
+}
+
+Test(cgroup_walk, a_pruned_group_s_children_are_neither_walked_nor_told) {
+        char deep33[CGROUP_PATH_MAX];
+        _cleanup_free_ char *tmp = skip_tree(deep33);
+        Skips k = { .prune = "a" };
+
+        /* fn leaves a's children out: its tab child is not told of; nor is the deep one below
+         * a group at the limit that fn does not ask to walk */
+        cr_assert_eq(cgroup_walk_at(tmp, walk_all, skip_seen, &k), 0);
+        cr_expect_lt(skipped_at(&k, "a/tab\tname"), 0);
+        cr_expect_geq(skipped_at(&k, "esc\x1b[31m"), 0);
+        *strrchr(deep33, '/') = '\0';
+        k = (Skips){ .prune = deep33 };
+        cr_assert_eq(cgroup_walk_at(tmp, walk_all, skip_seen, &k), 0);
+        cr_expect_eq(k.n, 3, "told of %zu", k.n);
+        rm_rf(tmp);
+}
+
+static int skip_fails(const char *path, unsigned depth, CgroupWalkSkip why, void *userdata) {
+        (void) path, (void) depth, (void) why, (void) userdata;
+        return -ENOMEM;
+}
+
+Test(cgroup_walk, without_skipped_they_pass_in_silence_and_its_error_stops) {
+        char deep33[CGROUP_PATH_MAX];
+        _cleanup_free_ char *tmp = skip_tree(deep33);
+        Skips k = {};
+
+        cr_expect_eq(cgroup_walk_at(tmp, walk_all, NULL, &k), 0);
+        cr_expect_eq(k.walked_depth, CGROUP_WALK_DEPTH_MAX);
+        cr_expect_not(k.walked_bad);
+        cr_expect_eq(cgroup_walk_at(tmp, walk_all, skip_fails, &k), -ENOMEM);
+        rm_rf(tmp);
+}
+
+Test(cgroup_walk, a_path_too_long_is_told_with_its_whole_name) {
+        _cleanup_free_ char *tmp = make_tmpdir();
+        _cleanup_close_ int fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        char name[256], path[CGROUP_PATH_MAX + 300] = "";
+        Skips k = {};
+        ssize_t i;
+
+        cr_assert_geq(fd, 0);
+        memset(name, 'n', 255);
+        name[255] = '\0';
+        /* 16 names of 255 and their slashes: 4095 bytes, the longest group path; one more is
+         * too long */
+        for (int depth = 0, dir = dup(fd); depth < 17; depth++) {
+                int sub;
+
+                if (depth > 0)
+                        strcat(path, "/");
+                strcat(path, name);
+                if (depth == 15)
+                        cr_assert_eq(strlen(path), CGROUP_PATH_MAX - 1);
+                /* one level at a time: the whole path is beyond PATH_MAX */
+                cr_assert_eq(mkdirat(dir, name, 0755), 0, "%s", strerror(errno));
+                sub = openat(dir, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                cr_assert_geq(sub, 0);
+                (void) close(dir);
+                dir = sub;
+                if (depth == 16)
+                        (void) close(dir);
+        }
+        cr_assert_eq(cgroup_walk_at(tmp, walk_all, skip_seen, &k), 0);
+        cr_expect_eq(k.walked_depth, 16);
+        i = skipped_at(&k, path);
+        cr_expect(i >= 0 && k.why[i] == CGROUP_WALK_SKIP_TOO_LONG && k.depth[i] == 17,
+                  "told of %zu", k.n);
         rm_rf(tmp);
 }
 
@@ -2133,17 +2289,17 @@ Test(cgroup_walk, root_follows_the_cpu_hierarchy_and_missing_roots_fail) {
         cr_expect_str_eq(cgroup_walk_root(hy), hy->cpu_path);
         cr_expect_str_eq(cgroup_walk_root(v2), v2->unified_path);
         cr_expect_str_eq(cgroup_walk_root(&none), "");
-        cr_expect_eq(cgroup_walk(&none, count_groups, &d), -EOPNOTSUPP);
-        cr_expect_eq(cgroup_walk_at("/nonexistent-cgbalance", count_groups, &d), -ENOENT);
-        cr_expect_eq(cgroup_walk_at(NULL, count_groups, &d), -EINVAL);
-        cr_expect_eq(cgroup_walk(v2, NULL, &d), -EINVAL);
+        cr_expect_eq(cgroup_walk(&none, count_groups, NULL, &d), -EOPNOTSUPP);
+        cr_expect_eq(cgroup_walk_at("/nonexistent-cgbalance", count_groups, NULL, &d), -ENOENT);
+        cr_expect_eq(cgroup_walk_at(NULL, count_groups, NULL, &d), -EINVAL);
+        cr_expect_eq(cgroup_walk(v2, NULL, NULL, &d), -EINVAL);
 }
 
 Test(cgroup_walk, walks_the_v1_fixture_tree) {
         _cleanup_free_ CgroupLayout *l = load_fixture("cgroup/v1", NULL);
         Visits v = { .fd_ok = true };
 
-        cr_assert_eq(cgroup_walk(l, visit, &v), 0);
+        cr_assert_eq(cgroup_walk(l, visit, NULL, &v), 0);
         cr_expect(visited(&v, "cgbalance.slice", 1));
         cr_expect(visited(&v, "cgbalance.slice/grp", 2));
         cr_expect(visited(&v, "cgbalance.slice/tree", 2));

@@ -840,6 +840,65 @@ Test(sampler_fixture, removed_group_is_skipped) {
         cr_expect_eq(get_task(snap, 506)->cgroup, 1);
 }
 
+/* The log (stderr) of the samples at now_usec.. one a second, n of them. */
+static char *fx_samples_log(uint64_t now_usec, unsigned n) {
+        _cleanup_free_ char *dir = make_tmpdir(), *file = NULL;
+        int saved = dup(STDERR_FILENO), fd;
+        char *text;
+
+        cr_assert_geq(saved, 0);
+        cr_assert_gt(asprintf(&file, "%s/log", dir), 0);
+        fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        cr_assert_geq(fd, 0);
+        cr_assert_eq(dup2(fd, STDERR_FILENO), STDERR_FILENO);
+        (void) close(fd);
+        for (unsigned i = 0; i < n; i++)
+                (void) fx_sample(now_usec + i * SEC, NULL);
+        cr_assert_eq(dup2(saved, STDERR_FILENO), STDERR_FILENO);
+        (void) close(saved);
+        text = read_all(file);
+        rm_rf(dir);
+        return text;
+}
+
+static size_t count_of(const char *haystack, const char *needle) {
+        size_t n = 0;
+
+        for (const char *p = strstr(haystack, needle); p; p = strstr(p + 1, needle))
+                n++;
+        return n;
+}
+
+/* A group the walk passes over (cgroup_walk()'s skipped) is said once while it is there, only
+ * when the globs would manage it; again once made again. */
+Test(sampler_fixture, a_managed_group_the_walk_passes_over_is_said_once_while_there) {
+        _cleanup_free_ char *cpu = NULL, *tab = NULL, *log = NULL;
+        const char *said = "Group cgbalance.slice/app/tab\\x09x: its name holds a control "
+                           "character the record of changes cannot keep: it and the groups "
+                           "below it are not managed";
+
+        fx_begin("mixed-1node", true, 500);
+        set_strv(&fx.t.exclude_cgroups,
+                 strv("cgbalance.slice/excluded", "cgbalance.slice/esc*", NULL));
+        cr_assert_gt(asprintf(&cpu, "%s/sys/fs/cgroup/cpu", fx.root), 0);
+        cr_assert_gt(asprintf(&tab, "%s/cgbalance.slice/app/tab\tx", cpu), 0);
+        cr_assert_eq(mkdir(tab, 0755), 0);
+        put("sys/fs/cgroup/cpu/cgbalance.slice/esc\x1b[0m/cgroup.procs", "%s", ""); /* excluded */
+        put("sys/fs/cgroup/cpu/other\tslice/cgroup.procs", "%s", ""); /* not managed */
+        log = fx_samples_log(10 * SEC, 4);
+        cr_expect_eq(count_of(log, said), 1, "%s", log);
+        cr_expect_eq(count_of(log, "not managed"), 1, "only the managed one: %s", log);
+        free(log);
+
+        cr_assert_eq(rmdir(tab), 0);
+        log = fx_samples_log(20 * SEC, 2);
+        cr_expect_eq(count_of(log, "not managed"), 0, "%s", log);
+        free(log);
+        cr_assert_eq(mkdir(tab, 0755), 0);
+        log = fx_samples_log(30 * SEC, 3);
+        cr_expect_eq(count_of(log, said), 1, "made again, said again: %s", log);
+}
+
 Test(sampler_fixture, new_thread_counts_from_its_start) {
         const PolicySnapshot *snap;
 
