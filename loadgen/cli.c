@@ -99,6 +99,7 @@ int cli_parse_common(int c, const char *arg, CliCommon *o) {
                                ? -EINVAL
                                : 1;
         case 'S': o->no_sandbox = true; return 1;
+        case CLI_ARG_NO_HOST_RESERVE: o->no_host_reserve = true; return 1;
         default: return 0;
         }
 }
@@ -319,6 +320,27 @@ int cli_check_static_at(const CgroupLayout *l, const SandboxStatic *s, const cha
         return 0;
 }
 
+/* Says once why the run's group could not be capped; the run goes on without the reserve. */
+static void warn_host_reserve(const Sandbox *sb) {
+        uint64_t slice_quota = CGROUP_QUOTA_NONE;
+        int r = sandbox_host_reserve(sb, NULL, NULL);
+
+        if (r >= 0 || r == -ENODATA)
+                return;
+        /* v1 refuses a quota above a capped parent's; the parent's cap then keeps the share */
+        if (r == -EINVAL &&
+            cgroup_get_cpu_quota(sandbox_layout(sb), SANDBOX_SLICE, &slice_quota, NULL) >= 0 &&
+            slice_quota != CGROUP_QUOTA_NONE)
+                log_warning(
+                        "Could not cap the run's cgroup at all CPUs but half of one: " SANDBOX_SLICE
+                        " is capped lower already, and the kernel refuses a "
+                        "higher cap below it. Going on under the slice's.");
+        else
+                log_warning_errno(r, "Could not cap the run's cgroup at all CPUs but half of one, "
+                                     "which the rest of the machine should keep: %m. Going on "
+                                     "without it: this run may starve its host.");
+}
+
 int cli_make_sandbox(const CliCommon *c, Sandbox **ret) {
         SandboxOptions so = {
                 .cpus = c->cpus,
@@ -326,6 +348,7 @@ int cli_make_sandbox(const CliCommon *c, Sandbox **ret) {
                 .dir = c->dir,
                 .cgroups = !c->no_sandbox,
                 .statics = &cli_static,
+                .no_host_reserve = c->no_host_reserve,
         };
         int r;
 
@@ -345,5 +368,6 @@ int cli_make_sandbox(const CliCommon *c, Sandbox **ret) {
                                           "GROUP=idle, Linux 5.15+).");
         if (r < 0)
                 return log_error_errno(r, "Failed to set up the run's sandbox: %m");
+        warn_host_reserve(*ret);
         return 0;
 }

@@ -3,10 +3,10 @@
 
 /*
  * What every loadgen command shares: the options that place a run (--cpus, --mem, --dir,
- * --other-dir, --quick, --no-sandbox) and those of its report (--label, --json, --duration),
- * parsed here once so each means one thing everywhere, making the run's sandbox with an error a
- * user can act on, the SIGINT/SIGTERM flag every command (and every process it forks) polls, and
- * the exit codes.
+ * --other-dir, --quick, --no-sandbox, --no-host-reserve) and those of its report (--label, --json,
+ * --duration), parsed here once so each means one thing everywhere, making the run's sandbox with
+ * an error a user can act on, the SIGINT/SIGTERM flag every command (and every process it forks)
+ * polls, and the exit codes.
  */
 
 #include <signal.h>
@@ -48,6 +48,7 @@ typedef struct CliCommon {
         const char *json; /* NULL: no --json; "": --json (or --json=-), stdout; else --json=FILE */
         unsigned tree_files; /* --tree-files; 0: not given */
         bool quick, no_sandbox;
+        bool no_host_reserve; /* the run's group uncapped (sandbox.h: the host's reserve) */
 } CliCommon;
 
 #define CLI_COMMON_INIT \
@@ -102,6 +103,10 @@ int cli_json_open(const char *json, FILE **ret, bool *ret_owned);
         { "tree-files", required_argument, NULL, CLI_ARG_TREE_FILES }
 #define CLI_OPT_NO_SANDBOX \
         { "no-sandbox", no_argument, NULL, 'S' }
+/* Every command that makes a sandbox takes it. */
+#define CLI_ARG_NO_HOST_RESERVE 0x1001
+#define CLI_OPT_NO_HOST_RESERVE \
+        { "no-host-reserve", no_argument, NULL, CLI_ARG_NO_HOST_RESERVE }
 #define CLI_OPT_HELP \
         { "help", no_argument, NULL, 'h' }
 #define CLI_OPT_JSON \
@@ -135,6 +140,10 @@ int cli_json_open(const char *json, FILE **ret, bool *ret_owned);
 #define CLI_HELP_NO_SANDBOX                                                                \
         "     --no-sandbox        No cgroups (for unprivileged use): --cpus becomes the\n" \
         "                         affinity, --mem is not enforced, no memory peak.\n"
+#define CLI_HELP_NO_HOST_RESERVE                                                               \
+        "     --no-host-reserve   Let the run take every CPU. By default its cgroup may use\n" \
+        "                         all CPUs but half of one, which the rest of the machine\n"   \
+        "                         keeps: a load must not starve its host.\n"
 
 /*
  * A command's report as json (CliCommon.json) says: table(stdout, userdata) unless the JSON goes
@@ -192,5 +201,5 @@ int cli_check_static_groups(const SandboxStatic *s, const char *const *names, si
 extern SandboxStatic cli_static;
 
 /* The run's sandbox from the shared options, with cli_static; every error logged in words a
- * user can act on. */
+ * user can act on. A host's reserve the kernel did not take is a warning, once: the run goes on. */
 int cli_make_sandbox(const CliCommon *c, Sandbox **ret);

@@ -33,6 +33,8 @@ struct Sandbox {
         size_t n_extra;
         SandboxStatic statics; /* what was set on the groups, for the report */
         SandboxStatic want; /* what to set on a scenario's groups as they are made */
+        int reserve_r; /* sandbox_host_reserve()'s answer */
+        uint64_t reserve_quota_usec, reserve_period_usec;
 };
 
 static const char *const part_names[_SANDBOX_PART_MAX] = {
@@ -182,6 +184,34 @@ static int online_cpus(CpuMask **ret) {
         return 0;
 }
 
+uint64_t sandbox_host_reserve_quota(unsigned ncpus, uint64_t period_usec) {
+        uint64_t n = MAX(ncpus, 1u);
+
+        if (period_usec > CGROUP_QUOTA_MAX_USEC / n)
+                return CGROUP_QUOTA_MAX_USEC;
+        return MAX(n * period_usec - period_usec / 2, CGROUP_QUOTA_MIN_USEC);
+}
+
+/* Caps the run's group, before any task is in it, so the rest of the machine keeps half a CPU
+ * of all it has (not of --cpus: a run on fewer CPUs leaves the others whole, and halving a
+ * one-CPU run would change what it measures). */
+static int set_host_reserve(Sandbox *sb) {
+        long online = sysconf(_SC_NPROCESSORS_ONLN);
+        uint64_t period, quota;
+        int r;
+
+        r = cgroup_get_cpu_quota(&sb->layout, sb->group[SANDBOX_RUN], NULL, &period);
+        if (r < 0)
+                return r;
+        quota = sandbox_host_reserve_quota(online > 0 ? (unsigned) online : 1u, period);
+        r = cgroup_set_cpu_quota(&sb->layout, sb->group[SANDBOX_RUN], quota);
+        if (r < 0)
+                return r;
+        sb->reserve_quota_usec = quota;
+        sb->reserve_period_usec = period;
+        return 0;
+}
+
 /* Part's static setting, if statics has one, before any task is in the group: the operator's
  * "set once and left". */
 static int set_static(Sandbox *sb, int part, const SandboxStatic *statics) {
@@ -225,6 +255,8 @@ static int make_groups(Sandbox *sb, const SandboxOptions *o) {
         if (r < 0)
                 return r;
         sb->made_group = true;
+        if (!o->no_host_reserve)
+                sb->reserve_r = set_host_reserve(sb); /* not fatal: the caller says so */
         /* The cpuset before the children, which start with their parent's. */
         if (o->cpus) {
                 r = cgroup_set_cpuset(&sb->layout, sb->group[SANDBOX_RUN], o->cpus, NULL);
@@ -253,6 +285,7 @@ int sandbox_new(const SandboxOptions *o, Sandbox **ret) {
         if (!sb)
                 return -ENOMEM;
         sb->cgroups = o->cgroups;
+        sb->reserve_r = -ENODATA;
         if (!sb->cgroups && sandbox_static_is_set(o->statics))
                 return -EOPNOTSUPP; /* no groups to set them on */
         if (o->statics)
@@ -299,6 +332,16 @@ char *sandbox_path(const Sandbox *sb, const char *name) {
 
 const char *sandbox_group(const Sandbox *sb, SandboxPart part) {
         return sb->cgroups ? sb->group[part] : NULL;
+}
+
+int sandbox_host_reserve(const Sandbox *sb, uint64_t *ret_quota_usec, uint64_t *ret_period_usec) {
+        if (sb->reserve_r < 0)
+                return sb->reserve_r;
+        if (ret_quota_usec)
+                *ret_quota_usec = sb->reserve_quota_usec;
+        if (ret_period_usec)
+                *ret_period_usec = sb->reserve_period_usec;
+        return 0;
 }
 
 const CgroupLayout *sandbox_layout(const Sandbox *sb) {

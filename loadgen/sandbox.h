@@ -18,6 +18,14 @@
  *
  * Without cgroups (SandboxOptions.cgroups false: --no-sandbox) there are only the files, --cpus
  * becomes the affinity of each child, and CPU time and memory peaks are not available.
+ *
+ * The host's reserve: the run's own group is capped at all the machine's CPUs but half of one
+ * (cpu.cfs_quota_us or cpu.max, the period left as found), so whatever the run does, the rest of
+ * the machine keeps that half. Uncapped, process_load's two rings over both CPUs of a 2-CPU host
+ * starved every group outside theirs and stalled the machine for 320 s (RCU stalls). The cap is on
+ * the run's group alone, so a static setting or a scenario's own limits on the groups below are
+ * left as they are; it goes with the group. --no-host-reserve (SandboxOptions.no_host_reserve)
+ * lifts it.
  */
 
 #include <stdbool.h>
@@ -77,16 +85,26 @@ typedef struct SandboxOptions {
         const char *dir; /* where the run's directory is made; NULL: SANDBOX_DEFAULT_DIR */
         bool cgroups; /* false: files only */
         const SandboxStatic *statics; /* NULL: the groups as the kernel makes them */
+        bool no_host_reserve; /* true: the run's group uncapped (see the host's reserve above) */
 } SandboxOptions;
+
+/*
+ * Pure: the quota that leaves the rest of a machine of ncpus CPUs half of one, in usec per
+ * period_usec: (ncpus - 0.5) x period_usec, within CGROUP_QUOTA_MIN_USEC..CGROUP_QUOTA_MAX_USEC.
+ * An ncpus of 0 counts as 1.
+ */
+uint64_t sandbox_host_reserve_quota(unsigned ncpus, uint64_t period_usec);
 
 typedef struct Sandbox Sandbox;
 
 /*
- * Removes what dead runs left, then makes the run's groups and directory, each group with its
- * static setting (o->statics). Errors: -EACCES or -EPERM (not root: the message should say so),
- * -EOPNOTSUPP (no cpu controller; --mem with no memory controller; a static idle on a kernel
- * without cpu.idle; statics without cgroups), -ERANGE/-EINVAL (the kernel refused the cpuset),
- * and the errors of cgroup_create(), cgroup_set_cpu_weight(), cgroup_set_cpu_idle() and mkdir().
+ * Removes what dead runs left, then makes the run's groups and directory, the run's group capped
+ * for the host's reserve unless o->no_host_reserve (a cap the kernel refuses does not fail the
+ * sandbox: sandbox_host_reserve() tells), each group with its static setting (o->statics). Errors:
+ * -EACCES or -EPERM (not root: the message should say so), -EOPNOTSUPP (no cpu controller; --mem
+ * with no memory controller; a static idle on a kernel without cpu.idle; statics without cgroups),
+ * -ERANGE/-EINVAL (the kernel refused the cpuset), and the errors of cgroup_create(),
+ * cgroup_set_cpu_weight(), cgroup_set_cpu_idle() and mkdir().
  */
 int sandbox_new(const SandboxOptions *o, Sandbox **ret);
 /* Kills what is left, removes groups and files. Accepts NULL; returns NULL. */
@@ -98,6 +116,14 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Sandbox *, sandbox_free);
 char *sandbox_path(const Sandbox *sb, const char *name);
 /* The group of part, "cgbalance.slice/loadgen-PID/load"; NULL without cgroups. */
 const char *sandbox_group(const Sandbox *sb, SandboxPart part);
+/*
+ * The host's reserve on the run's group: 0 and the quota and period it was set to; -ENODATA when
+ * none was asked for (no_host_reserve, no cgroups); else why the kernel did not take it
+ * (-EOPNOTSUPP: no bandwidth control; -EINVAL on v1: SANDBOX_SLICE is capped lower already;
+ * the errors of cgroup_get_cpu_quota() and cgroup_set_cpu_quota()), the run going on uncapped.
+ * Either ret_ may be NULL.
+ */
+int sandbox_host_reserve(const Sandbox *sb, uint64_t *ret_quota_usec, uint64_t *ret_period_usec);
 /* The cgroup layout in use; NULL without cgroups. */
 const CgroupLayout *sandbox_layout(const Sandbox *sb);
 /* The CPUs the run may use, and how many. */
