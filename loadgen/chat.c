@@ -538,7 +538,7 @@ static void help(void) {
                "AXIS is a comma-separated list of N, A-B, A-B:STEP or A-BxFACTOR. A run needs\n"
                "4 threads and 2 sockets per user in one process: sizes this machine cannot\n"
                "hold are refused before anything starts.\n" CLI_HELP_CPUS CLI_HELP_NO_SANDBOX
-                       CLI_HELP_JSON
+                       CLI_HELP_NO_HOST_RESERVE CLI_HELP_JSON
                "                         Rows: rooms, messages, users, size, delivered,\n"
                "                         elapsed_usec, messages_per_sec, port.\n"
                "  -h --help              Show this help.\n",
@@ -557,6 +557,7 @@ static int parse_args(int argc, char *argv[], Args *a, CliCommon *co) {
                 CLI_OPT_JSON,
                 CLI_OPT_CPUS,
                 CLI_OPT_NO_SANDBOX,
+                CLI_OPT_NO_HOST_RESERVE,
                 CLI_OPT_HELP,
                 {},
         };

@@ -475,8 +475,8 @@ static void help(void) {
                "                         1).\n"
                "     --label=NAME        Print the seed's header, \"Hackbench:<TAB>NAME\", first\n"
                "                         (NAME names the column: the kernel, the "
-               "balancer).\n" CLI_HELP_CPUS CLI_HELP_NO_SANDBOX CLI_HELP_JSON
-               "  -h --help              Show this help.\n"
+               "balancer).\n" CLI_HELP_CPUS CLI_HELP_NO_SANDBOX CLI_HELP_NO_HOST_RESERVE
+                       CLI_HELP_JSON "  -h --help              Show this help.\n"
                "\n"
                "Time is in seconds, truncated to milliseconds as rt-tests prints it. A group\n"
                "count whose tasks or descriptors this machine cannot hold is refused up front.\n");
@@ -509,6 +509,7 @@ static int parse_options(int argc, char *argv[], Options *o) {
                 CLI_OPT_LABEL,
                 CLI_OPT_CPUS,
                 CLI_OPT_NO_SANDBOX,
+                CLI_OPT_NO_HOST_RESERVE,
                 CLI_OPT_JSON,
                 CLI_OPT_HELP,
                 {},

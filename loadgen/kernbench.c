@@ -270,7 +270,7 @@ static void help(void) {
                "     --quiet             No progress lines on stderr.\n" CLI_HELP_JSON CLI_HELP_CPUS
                        CLI_HELP_DIR
                "  -q --quick             The small tree (%u files instead of %u), for "
-               "tests.\n" CLI_HELP_TREE_FILES CLI_HELP_NO_SANDBOX
+               "tests.\n" CLI_HELP_TREE_FILES CLI_HELP_NO_SANDBOX CLI_HELP_NO_HOST_RESERVE
                "  -h --help              Show this help.\n",
                KERNBENCH_MAX_RUNS, TREE_QUICK_FILES, TREE_DEFAULT_FILES);
 }
@@ -300,6 +300,7 @@ static int parse_args(int argc, char *argv[], Args *a) {
                 CLI_OPT_QUICK,
                 CLI_OPT_TREE_FILES,
                 CLI_OPT_NO_SANDBOX,
+                CLI_OPT_NO_HOST_RESERVE,
                 CLI_OPT_HELP,
                 {},
         };

@@ -395,7 +395,7 @@ static void help(void) {
                "  -s --size=AXIS         Each process's array in KB (default 0; 0 to %u;\n"
                "                         the seed used 0,4,8,16,32,64).\n"
                "  -L --label=NAME        The column title (default \"default\").\n" CLI_HELP_CPUS
-                       CLI_HELP_DIR CLI_HELP_NO_SANDBOX CLI_HELP_JSON
+                       CLI_HELP_DIR CLI_HELP_NO_SANDBOX CLI_HELP_NO_HOST_RESERVE CLI_HELP_JSON
                "                         Rows: size_kb, overhead_usec (= pipe_usec + sum_usec),\n"
                "                         tasks, usec (the median), usec_min, usec_max, trips\n"
                "                         (per measurement), repetitions.\n"
@@ -415,6 +415,7 @@ static int parse_args(int argc, char *argv[], Args *a, CliCommon *co) {
                 CLI_OPT_CPUS,
                 CLI_OPT_DIR,
                 CLI_OPT_NO_SANDBOX,
+                CLI_OPT_NO_HOST_RESERVE,
                 CLI_OPT_HELP,
                 {},
         };

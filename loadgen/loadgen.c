@@ -151,7 +151,7 @@ static void run_help(void) {
                "  -d --duration=SECONDS  How long to run, from when the load is ready (default\n"
                "                         1; a scenario's own duration by default).\n" CLI_HELP_CPUS
                        CLI_HELP_MEM CLI_HELP_DIR CLI_HELP_OTHER_DIR CLI_HELP_QUICK
-                               CLI_HELP_NO_SANDBOX CLI_HELP_JSON
+                               CLI_HELP_NO_SANDBOX CLI_HELP_NO_HOST_RESERVE CLI_HELP_JSON
                "     --quiet             A scenario: no progress lines on stderr.\n"
                "  -h --help              Show this help.\n");
 }
@@ -317,6 +317,7 @@ static int cmd_run(int argc, char *argv[]) {
                 CLI_OPT_JSON,
                 { "quiet", no_argument, NULL, ARG_QUIET },
                 CLI_OPT_NO_SANDBOX,
+                CLI_OPT_NO_HOST_RESERVE,
                 CLI_OPT_CPUS,
                 CLI_OPT_MEM,
                 CLI_OPT_DIR,
@@ -412,6 +413,7 @@ static void contest_help(void) {
                "     --lead=SECONDS      The load runs this long before the job starts (default\n"
                "                         3, 1 with --quick).\n" CLI_HELP_CPUS CLI_HELP_MEM
                        CLI_HELP_DIR CLI_HELP_OTHER_DIR CLI_HELP_QUICK CLI_HELP_TREE_FILES
+                               CLI_HELP_NO_HOST_RESERVE
                "     --quiet             No progress lines on stderr.\n"
                "  -h --help              Show this help.\n");
 }
@@ -483,6 +485,7 @@ static int cmd_contest(int argc, char *argv[]) {
                 CLI_OPT_OTHER_DIR,
                 CLI_OPT_QUICK,
                 CLI_OPT_TREE_FILES,
+                CLI_OPT_NO_HOST_RESERVE,
                 CLI_OPT_HELP,
                 {},
         };

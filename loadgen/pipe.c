@@ -281,7 +281,8 @@ static void help(void) {
                "Default " DEFAULT_PLACEMENTS ".\n"
                "  -T --threads           Two threads of one process instead of two processes\n"
                "                         (perf's -T).\n" CLI_HELP_CPUS CLI_HELP_NO_SANDBOX
-                       CLI_HELP_JSON "  -h --help              Show this help.\n"
+                       CLI_HELP_NO_HOST_RESERVE CLI_HELP_JSON
+               "  -h --help              Show this help.\n"
                "\n"
                "Total time runs from the release of both tasks (pinned and ready) to the end\n"
                "of both; usecs/op is Total time / LOOPS; ops/sec its inverse.\n",
@@ -309,6 +310,7 @@ static int parse_options(int argc, char *argv[], Options *o) {
                 { "threads", no_argument, NULL, 'T' },
                 CLI_OPT_CPUS,
                 CLI_OPT_NO_SANDBOX,
+                CLI_OPT_NO_HOST_RESERVE,
                 CLI_OPT_JSON,
                 CLI_OPT_HELP,
                 {},

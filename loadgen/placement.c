@@ -142,7 +142,7 @@ static void help(void) {
                "  -e --settle=SECONDS    Between the memory in place (\"the tasks are ready\" on\n"
                "                         stderr) and the measurement (default 0).\n"
                "  -d --duration=SECONDS  How long to measure (default 20).\n" CLI_HELP_CPUS
-                       CLI_HELP_NO_SANDBOX CLI_HELP_JSON
+                       CLI_HELP_NO_SANDBOX CLI_HELP_NO_HOST_RESERVE CLI_HELP_JSON
                "  -h --help              Show this help.\n",
                DEFAULT_TASKS);
 }
@@ -171,6 +171,7 @@ static int parse_options(int argc, char *argv[], Options *o) {
                 CLI_OPT_DURATION,
                 CLI_OPT_CPUS,
                 CLI_OPT_NO_SANDBOX,
+                CLI_OPT_NO_HOST_RESERVE,
                 CLI_OPT_JSON,
                 CLI_OPT_HELP,
                 {},

@@ -605,7 +605,7 @@ static void help(void) {
                "     --seed=N            The draw's seed (default 1; decimal, or hex after 0x).\n"
                "  -L --label=NAME        The Kernel column (default \"default\").\n"
                "AXIS is a comma-separated list of N, A-B, A-B:STEP or A-BxFACTOR.\n" CLI_HELP_DIR
-                       CLI_HELP_CPUS CLI_HELP_NO_SANDBOX CLI_HELP_JSON
+                       CLI_HELP_CPUS CLI_HELP_NO_SANDBOX CLI_HELP_NO_HOST_RESERVE CLI_HELP_JSON
                "                         Rows: users, real_usec, jobs, jpm, jpm_per_child,\n"
                "                         jti, child_usec mean, stddev, min and max; then\n"
                "                         max_jpm, max_jpm_users, crossover_users (0: none).\n"
@@ -666,6 +666,7 @@ static int parse_args(int argc, char *argv[], Args *a, CliCommon *co) {
                 CLI_OPT_DIR,
                 CLI_OPT_CPUS,
                 CLI_OPT_NO_SANDBOX,
+                CLI_OPT_NO_HOST_RESERVE,
                 CLI_OPT_HELP,
                 {},
         };

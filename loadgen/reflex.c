@@ -347,7 +347,7 @@ static void help(void) {
                "                         0 to %u; 0 is a plain token ring).\n"
                "  -d --duration=SECONDS  Measured time per row (default 1).\n"
                "  -L --label=NAME        The column title (default \"default\").\n" CLI_HELP_CPUS
-                       CLI_HELP_DIR CLI_HELP_NO_SANDBOX CLI_HELP_JSON
+                       CLI_HELP_DIR CLI_HELP_NO_SANDBOX CLI_HELP_NO_HOST_RESERVE CLI_HELP_JSON
                "                         Rows: tasks, active_sets, round_trip_usec,\n"
                "                         round_trips, elapsed_usec, loops_per_work.\n"
                "  -h --help              Show this help.\n",
@@ -387,6 +387,7 @@ static int parse_args(int argc, char *argv[], Args *a, CliCommon *co) {
                 CLI_OPT_CPUS,
                 CLI_OPT_DIR,
                 CLI_OPT_NO_SANDBOX,
+                CLI_OPT_NO_HOST_RESERVE,
                 CLI_OPT_HELP,
                 {},
         };

@@ -400,7 +400,7 @@ static void help(void) {
                "                         (default 3; 0: at once).\n"
                "     --no-disturb        No hackbench.\n"
                "  -L --label=NAME        The first column (default \"default\").\n" CLI_HELP_JSON
-                       CLI_HELP_CPUS CLI_HELP_NO_SANDBOX
+                       CLI_HELP_CPUS CLI_HELP_NO_SANDBOX CLI_HELP_NO_HOST_RESERVE
                "  -h --help              Show this help.\n",
                DISTURB_GROUPS, DISTURB_GROUPS, RESIDENCY_SAMPLE_USEC / 1000, MAX_TASKS, MAX_SWEEPS,
                MAX_SIZE, DISTURB_GROUPS);
@@ -419,6 +419,7 @@ static int parse_args(int argc, char *argv[], Args *a) {
                 CLI_OPT_JSON,
                 CLI_OPT_CPUS,
                 CLI_OPT_NO_SANDBOX,
+                CLI_OPT_NO_HOST_RESERVE,
                 CLI_OPT_HELP,
                 {},
         };
