@@ -183,6 +183,29 @@ int cgroup_set_cpu_quota(const CgroupLayout *l, const char *path, uint64_t quota
         return write_cpu_file(l, path, cpu_is_v2(l) ? "cpu.max" : "cpu.cfs_quota_us", value);
 }
 
+int cgroup_set_cpu_limit(const CgroupLayout *l, const char *path, uint64_t quota_usec,
+                         uint64_t period_usec) {
+        char value[64];
+        int r = check_cpu(l, path, false);
+
+        if (r < 0)
+                return r;
+        if (quota_usec < CGROUP_QUOTA_MIN_USEC || quota_usec > CGROUP_QUOTA_MAX_USEC ||
+            period_usec < CGROUP_PERIOD_MIN_USEC || period_usec > CGROUP_PERIOD_MAX_USEC)
+                return -ERANGE;
+        if (cpu_is_v2(l)) {
+                (void) snprintf(value, sizeof value, "%" PRIu64 " %" PRIu64, quota_usec,
+                                period_usec);
+                return write_cpu_file(l, path, "cpu.max", value);
+        }
+        (void) snprintf(value, sizeof value, "%" PRIu64, period_usec);
+        r = write_cpu_file(l, path, "cpu.cfs_period_us", value);
+        if (r < 0)
+                return r;
+        (void) snprintf(value, sizeof value, "%" PRIu64, quota_usec);
+        return write_cpu_file(l, path, "cpu.cfs_quota_us", value);
+}
+
 int cgroup_read_cpu_throttled(const CgroupLayout *l, const char *path,
                               uint64_t *ret_throttled_usec) {
         _cleanup_free_ char *text = NULL;

@@ -52,6 +52,15 @@ int cgroup_get_cpu_quota(const CgroupLayout *l, const char *path, uint64_t *ret_
  * a limited parent's.
  */
 int cgroup_set_cpu_quota(const CgroupLayout *l, const char *path, uint64_t quota_usec);
+/*
+ * A new limit, quota and period together (a group with no limit yet: loadgen's sandbox). v2
+ * writes "QUOTA PERIOD" to cpu.max; v1 the period, then the quota. period_usec is
+ * CGROUP_PERIOD_MIN_USEC..CGROUP_PERIOD_MAX_USEC and quota_usec as above but not NONE (-ERANGE).
+ */
+#define CGROUP_PERIOD_MIN_USEC 1000u
+#define CGROUP_PERIOD_MAX_USEC 1000000u
+int cgroup_set_cpu_limit(const CgroupLayout *l, const char *path, uint64_t quota_usec,
+                         uint64_t period_usec);
 
 /* The time the group was throttled by its bandwidth limit since it was made, in usec.
  * -EINVAL for a malformed cpu.stat. */

@@ -194,17 +194,16 @@ uint64_t sandbox_host_reserve_quota(unsigned ncpus, uint64_t period_usec) {
 
 /* Caps the run's group, before any task is in it, so the rest of the machine keeps half a CPU
  * of all it has (not of --cpus: a run on fewer CPUs leaves the others whole, and halving a
- * one-CPU run would change what it measures). */
+ * one-CPU run would change what it measures). Over a short period: the run may use its whole
+ * quota at the start of each period, and the host then waits for the rest of it (the default
+ * 100 ms let a root-group sleeper wait 75-83 ms beside process_load; 20 ms, about 15). */
 static int set_host_reserve(Sandbox *sb) {
         long online = sysconf(_SC_NPROCESSORS_ONLN);
-        uint64_t period, quota;
+        uint64_t period = SANDBOX_RESERVE_PERIOD_USEC, quota;
         int r;
 
-        r = cgroup_get_cpu_quota(&sb->layout, sb->group[SANDBOX_RUN], NULL, &period);
-        if (r < 0)
-                return r;
         quota = sandbox_host_reserve_quota(online > 0 ? (unsigned) online : 1u, period);
-        r = cgroup_set_cpu_quota(&sb->layout, sb->group[SANDBOX_RUN], quota);
+        r = cgroup_set_cpu_limit(&sb->layout, sb->group[SANDBOX_RUN], quota, period);
         if (r < 0)
                 return r;
         sb->reserve_quota_usec = quota;

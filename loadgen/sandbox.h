@@ -94,6 +94,8 @@ typedef struct SandboxOptions {
  * An ncpus of 0 counts as 1.
  */
 uint64_t sandbox_host_reserve_quota(unsigned ncpus, uint64_t period_usec);
+/* The period of the run group's limit: short, so the host's half CPU comes round often. */
+#define SANDBOX_RESERVE_PERIOD_USEC 20000u
 
 typedef struct Sandbox Sandbox;
 

@@ -224,6 +224,7 @@ Test(host_reserve, a_root_group_sleeper_keeps_waking_while_process_load_runs, .t
 
         want = sandbox_host_reserve_quota(online > 0 ? (unsigned) online : 1u, period);
         cr_expect_eq(r, 0, "reading %s's quota: %s", t.run_group, strerror(-r));
+        cr_expect_eq(period, SANDBOX_RESERVE_PERIOD_USEC, "period %" PRIu64 " usec", period);
         cr_expect_eq(quota, want,
                      "the run's group: quota %" PRIu64 " per %" PRIu64 " usec, want %" PRIu64
                      " (" SANDBOX_SLICE " capped lower by someone else?)",
