@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <malloc.h>
 #include <numa.h>
 #include <sched.h>
 #include <stdio.h>
@@ -1194,18 +1195,11 @@ int actuator_restore_all(Actuator *a) {
         return n;
 }
 
-int actuator_reconcile(Actuator *a) {
-        _cleanup_record_ Record *rec = NULL;
-        unsigned line = 0;
-        int r;
+/* The record a previous run left, refused by record_load_at() with r: said, and set aside
+ * unless it is not a regular file. Returns what actuator_reconcile() does. */
+static int record_refused(Actuator *a, int r, const RecordFileInfo *info) {
+        int k;
 
-        if (!a)
-                return -EINVAL;
-        if (a->state_fd < 0)
-                return 0;
-        r = record_load_at(a->state_fd, a->capacity, &rec, &line);
-        if (r == -ENOENT)
-                return 0;
         if (r == -EISDIR || r == -ENOTSUP)
                 /* Not a record the daemon wrote, never read: a FIFO would block a reader until a
                  * writer came. Saving the next record replaces anything but a directory. */
@@ -1214,25 +1208,55 @@ int actuator_reconcile(Actuator *a) {
                                          "restored",
                                          a->state_dir,
                                          r == -EISDIR ? "a directory" : "a FIFO, socket or device");
-        if (r == -EBADMSG) {
-                int k = record_set_aside_at(a->state_fd);
-
-                if (k < 0)
-                        log_warning_errno(k, "Failed to rename %s/" RECORD_FILE ": %m",
-                                          a->state_dir);
-                if (line > 0)
-                        return log_warning_errno(r,
-                                                 "%s/" RECORD_FILE ":%u: corrupt record, kept "
-                                                 "as " RECORD_CORRUPT_FILE ", nothing restored",
-                                                 a->state_dir, line);
-                return log_warning_errno(r,
-                                         "%s/" RECORD_FILE
-                                         ": corrupt record, kept as " RECORD_CORRUPT_FILE
-                                         ", nothing restored",
-                                         a->state_dir);
-        }
-        if (r < 0)
+        if (r != -EBADMSG && r != -EFBIG && r != -E2BIG)
                 return log_debug_errno(r, "Failed to read %s/" RECORD_FILE ": %m", a->state_dir);
+        k = record_set_aside_at(a->state_fd);
+        if (k < 0)
+                log_warning_errno(k, "Failed to rename %s/" RECORD_FILE ": %m", a->state_dir);
+        /* Over a bound no record of this daemon reaches: refused before it is parsed. */
+        if (r == -EFBIG)
+                log_warning_errno(
+                        r,
+                        "%s/" RECORD_FILE ": %" PRIu64 " bytes, more than %u MiB: not a record "
+                        "this daemon wrote, kept as " RECORD_CORRUPT_FILE ", nothing restored",
+                        a->state_dir, info->size_bytes, RECORD_SIZE_MAX / (1024u * 1024u));
+        else if (r == -E2BIG)
+                log_warning_errno(r,
+                                  "%s/" RECORD_FILE
+                                  ": %zu entries, more than %u: not a record this "
+                                  "daemon wrote, kept as " RECORD_CORRUPT_FILE ", nothing restored",
+                                  a->state_dir, info->entries, RECORD_ENTRIES_MAX);
+        else if (info->line > 0)
+                log_warning_errno(r,
+                                  "%s/" RECORD_FILE
+                                  ":%u: corrupt record, kept as " RECORD_CORRUPT_FILE
+                                  ", nothing restored",
+                                  a->state_dir, info->line);
+        else
+                log_warning_errno(r,
+                                  "%s/" RECORD_FILE ": corrupt record, kept as " RECORD_CORRUPT_FILE
+                                  ", nothing restored",
+                                  a->state_dir);
+        return -EBADMSG;
+}
+
+int actuator_reconcile(Actuator *a) {
+        _cleanup_record_ Record *rec = NULL;
+        RecordFileInfo info = {};
+        int r;
+
+        if (!a)
+                return -EINVAL;
+        if (a->state_fd < 0)
+                return 0;
+        r = record_load_at(a->state_fd, a->capacity, &rec, &info);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0) {
+                r = record_refused(a, r, &info);
+                (void) malloc_trim(0); /* what a large record's parse took, back to the system */
+                return r;
+        }
         log_info("Found the record of a previous run with %zu tasks and %zu groups, restoring",
                  rec->n_tasks, rec->n_cgroups);
         /* The bans are this run's, never in the file: they stay. */
@@ -1241,5 +1265,9 @@ int actuator_reconcile(Actuator *a) {
         a->record->n_bans = 0;
         record_free(a->record);
         a->record = TAKE_PTR(rec);
-        return actuator_restore_all(a);
+        r = actuator_restore_all(a);
+        /* glibc would keep the heap the entries took for the process's life: 36 MB resident
+         * after a record of RECORD_ENTRIES_MAX, 3.4 MB with the trim */
+        (void) malloc_trim(0);
+        return r;
 }

@@ -87,7 +87,9 @@ const Record *actuator_record(const Actuator *a);
 int actuator_restore_all(Actuator *a);
 /* Loads the record a previous run left in state_dir, restores it as actuator_restore_all()
  * does. Returns the number restored, 0 when there was no record, -EBADMSG for a corrupt record
- * (kept as changes.corrupt, never half applied). */
+ * or one over RECORD_SIZE_MAX or RECORD_ENTRIES_MAX, refused before it is parsed (kept as
+ * changes.corrupt, never half applied; the log says which). The heap the record took goes
+ * back to the system (malloc_trim()). */
 int actuator_reconcile(Actuator *a);
 
 const ActuatorCounters *actuator_counters(const Actuator *a);

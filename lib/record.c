@@ -19,8 +19,6 @@
 
 #define RECORD_TMP_FILE "changes.tmp"
 #define RECORD_HEADER "cgbalance-changes 1"
-/* A line per task the daemon moved: 64 MiB is millions of them, beyond any real record. */
-#define RECORD_SIZE_MAX (64u * 1024u * 1024u)
 
 /* Each attribute's line keyword and valid range, for parse and format. */
 static const struct {
@@ -842,16 +840,31 @@ int record_save_at(int dir_fd, const Record *r) {
         return fsync(dir_fd) < 0 ? negative_errno() : 0;
 }
 
-int record_load_at(int dir_fd, unsigned capacity, Record **ret, unsigned *ret_line) {
+/* The lines of text after the first, a cut last one counted. */
+static size_t count_entries(const char *text, size_t len) {
+        size_t lines = 0;
+
+        for (const char *p = text, *end = text + len; p < end; lines++) {
+                const char *eol = memchr(p, '\n', (size_t) (end - p));
+
+                p = eol ? eol + 1 : end;
+        }
+        return lines > 0 ? lines - 1 : 0;
+}
+
+int record_load_at(int dir_fd, unsigned capacity, Record **ret, RecordFileInfo *ret_info) {
         _cleanup_close_ int fd = -EBADF;
         _cleanup_free_ char *buf = NULL;
+        RecordFileInfo info = {};
         struct stat st;
+        size_t len = 0;
         int r;
 
-        if (ret_line)
-                *ret_line = 0;
         if (dir_fd < 0)
                 return -EBADF;
+        if (!ret_info)
+                ret_info = &info;
+        *ret_info = (RecordFileInfo){}; /* filled in as far as the load gets */
         /* O_NONBLOCK: a FIFO put where the record should be would block the open (and the start)
          * until a writer came. */
         fd = openat(dir_fd, RECORD_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
@@ -861,14 +874,20 @@ int record_load_at(int dir_fd, unsigned capacity, Record **ret, unsigned *ret_li
                 return negative_errno();
         if (!S_ISREG(st.st_mode))
                 return S_ISDIR(st.st_mode) ? -EISDIR : -ENOTSUP;
+        ret_info->size_bytes = (uint64_t) st.st_size;
         if (st.st_size > RECORD_SIZE_MAX) /* refused before reading any of it */
-                return -EBADMSG;
-        r = read_text_fd(fd, RECORD_SIZE_MAX, &buf, NULL); /* a NUL byte: -EBADMSG */
-        if (r == -EFBIG)
-                return -EBADMSG;
+                return -EFBIG;
+        r = read_text_fd(fd, RECORD_SIZE_MAX, &buf, &len); /* a NUL byte: -EBADMSG */
+        if (r == -EFBIG) /* it grew meanwhile: more than this, at least */
+                ret_info->size_bytes = RECORD_SIZE_MAX + 1;
         if (r < 0)
                 return r;
-        return record_parse(buf, capacity, ret, ret_line);
+        ret_info->size_bytes = len;
+        /* counted before any is parsed: parsing and restoring cost per entry */
+        ret_info->entries = count_entries(buf, len);
+        if (ret_info->entries > RECORD_ENTRIES_MAX)
+                return -E2BIG;
+        return record_parse(buf, capacity, ret, &ret_info->line);
 }
 
 int record_set_aside_at(int dir_fd) {

@@ -58,6 +58,21 @@
 #define RECORD_FILE "changes"
 #define RECORD_CORRUPT_FILE "changes.corrupt"
 
+/*
+ * What record_load_at() takes: far beyond any record the daemon writes, and a bound on what a
+ * reconcile costs. The daemon records only the tasks it moved that are still alive (pruned at
+ * each write) and the groups it changed, a line each (a group one per attribute): 10,000 managed
+ * tasks, issue 22's scale, are 0.45 MB; the largest machine modelled (loadgen simulate's 16
+ * nodes) runs 100,096 tasks. Reconciling costs about 5 us of CPU and 200 bytes at peak an entry,
+ * most of it asking /proc whether each task is still there. Measured here (2 CPUs): at
+ * RECORD_ENTRIES_MAX 1.3-1.5 s and 55-61 MB at peak, 2.2 s and 80 MB with lines of 120 bytes
+ * (fragmented masks) up to RECORD_SIZE_MAX; the 2.9 million short lines that fit in the 64 MiB
+ * allowed before took 16.7 s and 575 MB. The size leaves 128 bytes a line at RECORD_ENTRIES_MAX,
+ * room for the long masks of large machines.
+ */
+#define RECORD_SIZE_MAX (32u * 1024u * 1024u)
+#define RECORD_ENTRIES_MAX (256u * 1024u)
+
 typedef struct RecordTask {
         pid_t pid;
         uint64_t starttime_ticks;
@@ -168,7 +183,8 @@ void record_unban_task(Record *r, pid_t pid);
  * Pure: parses a record's text (NUL-terminated). Masks get the given capacity; a CPU beyond it
  * is corrupt. -EBADMSG for anything but the format above (ret_line, when not NULL, gets the
  * 1-based line at fault; 0 for a pid or path recorded twice), -EINVAL for a NULL text or a bad
- * capacity, -ENOMEM. The result has no bans.
+ * capacity, -ENOMEM. The result has no bans. Any number of entries: record_load_at() bounds
+ * them (RECORD_ENTRIES_MAX) before it parses.
  */
 int record_parse(const char *text, unsigned capacity, Record **ret, unsigned *ret_line);
 /* Pure: the text of a record, which record_parse() reads back (bans are left out). -EINVAL for
@@ -176,14 +192,22 @@ int record_parse(const char *text, unsigned capacity, Record **ret, unsigned *re
  * out of range), -ENOMEM. */
 int record_format(const Record *r, char **ret);
 
+/* What record_load_at() found of the file, for the log: as far as it got, also on failure. */
+typedef struct RecordFileInfo {
+        uint64_t size_bytes; /* its size (0 until it is looked at) */
+        size_t entries; /* its lines after the header, a cut last one too (0 until it is read) */
+        unsigned line; /* of a corrupt record, the 1-based line at fault (record_parse()), or 0 */
+} RecordFileInfo;
+
 /*
- * Reads and parses dir_fd/changes (record_parse()). -ENOENT when there is none; -EBADMSG when
- * it is corrupt (a NUL byte, over 64 MiB by its size before a byte is read, or record_parse()
- * refuses it: *ret_line as there, 0 when no line is at fault); -EISDIR for a directory and
- * -ENOTSUP for anything else that is not a regular file (a FIFO is opened without blocking and
- * never read); other -errno from reading it.
+ * Reads and parses dir_fd/changes (record_parse()). -ENOENT when there is none; -EFBIG over
+ * RECORD_SIZE_MAX, by its size before a byte is read; -E2BIG for more than RECORD_ENTRIES_MAX
+ * entries, counted before any is parsed; -EBADMSG when it is corrupt (a NUL byte, or
+ * record_parse() refuses it); -EISDIR for a directory and -ENOTSUP for anything else that is
+ * not a regular file (a FIFO is opened without blocking and never read); other -errno from
+ * reading it. ret_info may be NULL.
  */
-int record_load_at(int dir_fd, unsigned capacity, Record **ret, unsigned *ret_line);
+int record_load_at(int dir_fd, unsigned capacity, Record **ret, RecordFileInfo *ret_info);
 /*
  * Replaces dir_fd/changes with r atomically: a temporary file (changes.tmp, mode 0600) written
  * and fsync'ed, renamed over it, then the directory fsync'ed. An empty record removes the file

@@ -1052,6 +1052,117 @@ Test(actuator, corrupt_record_fixture_is_refused) {
         cr_expect_not(state_exists("changes"));
 }
 
+/* actuator_reconcile(a) into *ret_r, and what it logged meanwhile (the caller frees it). */
+static char *reconcile_logged(Actuator *a, int *ret_r) {
+        _cleanup_fclose_ FILE *f = tmpfile();
+        _cleanup_close_ int saved = dup(STDERR_FILENO);
+        char *text = NULL;
+        size_t size = 0;
+
+        cr_assert_not_null(f);
+        cr_assert_geq(saved, 0);
+        log_set_target(LOG_TARGET_STDERR); /* not the journal, should the test run under it */
+        (void) fflush(stderr);
+        cr_assert_geq(dup2(fileno(f), STDERR_FILENO), 0);
+        *ret_r = actuator_reconcile(a);
+        (void) fflush(stderr);
+        cr_assert_geq(dup2(saved, STDERR_FILENO), 0);
+        rewind(f);
+        if (getdelim(&text, &size, '\0', f) < 0) {
+                free(text);
+                text = strdup("");
+        }
+        cr_assert_not_null(text);
+        return text;
+}
+
+/* state_dir/changes: first a line that would put pid's mask back, then n - 1 lines of tasks
+ * that cannot be there (pids above the kernel's PID_MAX_LIMIT, which the format allows). */
+static void write_record_of(size_t n, pid_t pid) {
+        _cleanup_free_ char *path = state_file("changes"), *first = NULL;
+        _cleanup_fclose_ FILE *f = fopen(path, "we");
+
+        cr_assert_not_null(f);
+        first = task_line(pid, starttime_of(pid), own_mask, "1", 5);
+        fputs(HEADER, f);
+        fputs(first, f);
+        for (size_t i = 1; i < n; i++)
+                fprintf(f, "task %zu 17 0 1 9\n", (size_t) 4194304 + i);
+        cr_assert_eq(fflush(f), 0);
+}
+
+/* Issue 21 item 3: 2.9 million valid lines (what fits in 64 MiB) took 16 s and 581 MB. */
+Test(actuator, a_record_of_more_entries_than_the_cap_is_kept_aside_unread_and_named) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        _cleanup_free_ char *log = NULL, *want = NULL, *kept = NULL, *first = NULL;
+        pid_t pid;
+        int r;
+
+        begin();
+        pid = spawn_threads(2);
+        set_all_masks(pid, "1");
+        write_record_of(RECORD_ENTRIES_MAX + 1, pid);
+        a = new_actuator(&no_cgroups, state_dir);
+        log = reconcile_logged(a, &r);
+        cr_expect_eq(r, -EBADMSG);
+        cr_assert_gt(asprintf(&want,
+                              "%s/changes: %u entries, more than %u: not a record this daemon "
+                              "wrote, kept as changes.corrupt, nothing restored\n",
+                              state_dir, RECORD_ENTRIES_MAX + 1, RECORD_ENTRIES_MAX),
+                     0);
+        cr_expect(strstr(log, want), "log: %s", log);
+        expect_all_threads(pid, "1");
+        cr_expect_not(state_exists("changes"));
+        kept = read_state("changes.corrupt");
+        first = task_line(pid, starttime_of(pid), own_mask, "1", 5);
+        cr_assert_not_null(kept, "no changes.corrupt");
+        cr_expect(strncmp(kept, HEADER, strlen(HEADER)) == 0 &&
+                          strncmp(kept + strlen(HEADER), first, strlen(first)) == 0,
+                  "not the record: %.200s", kept);
+        expect_counters(a, &(ActuatorCounters){}); /* not one task looked at */
+}
+
+Test(actuator, a_record_at_the_entries_cap_reconciles) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        pid_t pid;
+
+        begin();
+        pid = spawn_threads(2);
+        set_all_masks(pid, "1");
+        write_record_of(RECORD_ENTRIES_MAX, pid);
+        a = new_actuator(&no_cgroups, state_dir);
+        cr_expect_eq(actuator_reconcile(a), 1);
+        expect_all_threads(pid, own_mask);
+        cr_expect_not(state_exists("changes"));
+        cr_expect_not(state_exists("changes.corrupt"));
+        expect_counters(a,
+                        &(ActuatorCounters){ .restores = 1, .tasks_gone = RECORD_ENTRIES_MAX - 1 });
+}
+
+Test(actuator, a_record_over_the_size_cap_is_kept_aside_unread_and_named) {
+        _cleanup_actuator_ Actuator *a = NULL;
+        _cleanup_free_ char *path = NULL, *log = NULL, *want = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        begin();
+        path = state_file("changes");
+        fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+        cr_assert_geq(fd, 0);
+        cr_assert_eq(ftruncate(fd, RECORD_SIZE_MAX + 1), 0); /* a hole: NUL bytes, if read */
+        a = new_actuator(&no_cgroups, state_dir);
+        log = reconcile_logged(a, &r);
+        cr_expect_eq(r, -EBADMSG);
+        cr_assert_gt(asprintf(&want,
+                              "%s/changes: %u bytes, more than 32 MiB: not a record this daemon "
+                              "wrote, kept as changes.corrupt, nothing restored\n",
+                              state_dir, RECORD_SIZE_MAX + 1),
+                     0);
+        cr_expect(strstr(log, want), "log: %s", log);
+        cr_expect(state_exists("changes.corrupt"));
+        cr_expect_not(state_exists("changes"));
+}
+
 /* ---- weights */
 
 static const char *weight_file(void) {

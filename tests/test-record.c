@@ -491,14 +491,15 @@ Test(record_file, save_then_load_gives_the_same_record) {
         _cleanup_free_ char *dir = make_tmpdir(), *a = NULL, *b = NULL, *text = NULL, *path = NULL;
         _cleanup_record_ Record *r = new_record(), *back = NULL;
         _cleanup_close_ int fd = open_dir(dir);
-        unsigned line = 99;
+        RecordFileInfo info = { .line = 99 };
 
         put_task(r, 10, 5, "0-1", "2");
         cr_assert_eq(record_put_cgroup(r, "a b/c", W, 1024, 2048), 0);
         cr_assert_eq(record_save_at(fd, r), 0);
         cr_expect_not(exists_at(fd, "changes.tmp"), "the temporary file was renamed");
-        cr_assert_eq(record_load_at(fd, 64, &back, &line), 0);
-        cr_expect_eq(line, 0);
+        cr_assert_eq(record_load_at(fd, 64, &back, &info), 0);
+        cr_expect_eq(info.line, 0);
+        cr_expect_eq(info.entries, 2);
         cr_assert_eq(record_format(r, &a), 0);
         cr_assert_eq(record_format(back, &b), 0);
         cr_expect_str_eq(a, b);
@@ -548,19 +549,88 @@ Test(record_file, load_refuses_a_nul_byte_and_names_a_bad_line) {
         _cleanup_free_ char *dir = make_tmpdir();
         _cleanup_record_ Record *back = NULL;
         _cleanup_close_ int fd = open_dir(dir), f = -EBADF;
-        unsigned line = 99;
+        RecordFileInfo info = { .line = 99 };
 
         f = openat(fd, RECORD_FILE, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
         cr_assert_geq(f, 0);
         cr_assert_eq(write(f, HEADER "task 1\0", sizeof(HEADER "task 1\0")),
                      (ssize_t) sizeof(HEADER "task 1\0"));
-        cr_expect_eq(record_load_at(fd, 64, &back, &line), -EBADMSG);
-        cr_expect_eq(line, 0, "no line is at fault for a NUL byte");
+        cr_expect_eq(record_load_at(fd, 64, &back, &info), -EBADMSG);
+        cr_expect_eq(info.line, 0, "no line is at fault for a NUL byte");
         cr_expect_null(back);
         write_file_at(fd, RECORD_FILE, HEADER "task 12 5 0 1 7\nnonsense\n");
-        cr_expect_eq(record_load_at(fd, 64, &back, &line), -EBADMSG);
-        cr_expect_eq(line, 3);
+        cr_expect_eq(record_load_at(fd, 64, &back, &info), -EBADMSG);
+        cr_expect_eq(info.line, 3);
         cr_expect_null(back);
+        rm_rf(dir);
+}
+
+/* dir_fd/changes: the header and n task lines of distinct pids, valid ones, with a line cut
+ * short at the end when cut. */
+static void write_tasks(int dir_fd, size_t n, bool cut) {
+        _cleanup_fclose_ FILE *f = NULL;
+        int fd = openat(dir_fd, RECORD_FILE, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+        cr_assert_geq(fd, 0);
+        f = fdopen(fd, "w");
+        cr_assert_not_null(f);
+        fputs(HEADER, f);
+        for (size_t i = 0; i < n; i++)
+                fprintf(f, "task %zu 17 0 1 9\n", 100000 + i);
+        if (cut)
+                fputs("task 99 17 0", f);
+        cr_assert_eq(fflush(f), 0);
+}
+
+/* Issue 21 item 3: a record of the 64 MiB cap's 2.9 million lines took 16 s and 581 MB to
+ * reconcile. Entries past RECORD_ENTRIES_MAX are counted, never parsed. */
+Test(record_file, more_entries_than_the_cap_are_refused_unparsed_with_their_count) {
+        _cleanup_free_ char *dir = make_tmpdir();
+        _cleanup_record_ Record *back = NULL;
+        _cleanup_close_ int fd = open_dir(dir);
+        RecordFileInfo info = {};
+
+        write_tasks(fd, RECORD_ENTRIES_MAX + 1, false);
+        cr_expect_eq(record_load_at(fd, 64, &back, &info), -E2BIG);
+        cr_expect_null(back);
+        cr_expect_eq(info.entries, RECORD_ENTRIES_MAX + 1);
+        cr_expect_eq(info.line, 0);
+        /* a cut last line is an entry too: counted before the parser would find it cut */
+        write_tasks(fd, RECORD_ENTRIES_MAX, true);
+        cr_expect_eq(record_load_at(fd, 64, &back, &info), -E2BIG);
+        cr_expect_eq(info.entries, RECORD_ENTRIES_MAX + 1);
+        rm_rf(dir);
+}
+
+Test(record_file, a_record_at_the_entries_cap_loads_whole) {
+        _cleanup_free_ char *dir = make_tmpdir();
+        _cleanup_record_ Record *back = NULL;
+        _cleanup_close_ int fd = open_dir(dir);
+        RecordFileInfo info = {};
+
+        write_tasks(fd, RECORD_ENTRIES_MAX, false);
+        cr_assert_eq(record_load_at(fd, 64, &back, &info), 0);
+        cr_expect_eq(back->n_tasks, RECORD_ENTRIES_MAX);
+        cr_expect_eq(info.entries, RECORD_ENTRIES_MAX);
+        cr_expect_eq(back->tasks[RECORD_ENTRIES_MAX - 1].pid, 100000 + RECORD_ENTRIES_MAX - 1);
+        rm_rf(dir);
+}
+
+Test(record_file, a_record_over_the_size_cap_is_refused_by_its_size_alone) {
+        _cleanup_free_ char *dir = make_tmpdir();
+        _cleanup_record_ Record *back = NULL;
+        _cleanup_close_ int fd = open_dir(dir), f = -EBADF;
+        RecordFileInfo info = {};
+
+        /* NUL bytes all through (a hole): refused as corrupt were a byte of it read */
+        f = openat(fd, RECORD_FILE, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+        cr_assert_geq(f, 0);
+        cr_assert_eq(ftruncate(f, RECORD_SIZE_MAX + 1), 0);
+        cr_expect_eq(record_load_at(fd, 64, &back, &info), -EFBIG);
+        cr_expect_eq(info.size_bytes, RECORD_SIZE_MAX + 1);
+        cr_expect_eq(info.entries, 0, "read");
+        cr_assert_eq(ftruncate(f, RECORD_SIZE_MAX), 0);
+        cr_expect_eq(record_load_at(fd, 64, &back, &info), -EBADMSG, "at the cap it is read");
         rm_rf(dir);
 }
 
