@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -39,14 +40,18 @@
 
 /* ---- running the binary */
 
+/* The program gets SIGTERM when the test's process ends (a test that timed out is killed):
+ * the daemon then puts back what it changed and stops, nothing is left running. */
 static pid_t spawn(const char *const argv[], const char *out_path, const char *err_path) {
-        pid_t pid = fork();
+        pid_t parent = getpid(), pid = fork();
 
         cr_assert_geq(pid, 0);
         if (pid == 0) {
                 int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
                 int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 
+                if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
+                        _exit(125);
                 if (o < 0 || e < 0 || dup2(o, STDOUT_FILENO) < 0 || dup2(e, STDERR_FILENO) < 0)
                         _exit(126);
                 execv(argv[0], (char *const *) argv);
@@ -317,12 +322,13 @@ static void live_teardown(void) {
 /* A busy process in path, counting its loops in counters[n_children]. */
 static void start_busy(const char *path) {
         size_t slot = n_children;
-        pid_t pid;
+        pid_t parent = getpid(), pid;
 
         cr_assert_lt(slot, MAX_CHILDREN);
         pid = fork();
         cr_assert_geq(pid, 0);
         if (pid == 0) {
+                die_with_parent(parent); /* never a busy orphan after a test that timed out */
                 for (;;)
                         counters[slot]++;
         }
@@ -1594,42 +1600,47 @@ Test(live, a_fifo_where_the_record_should_be_neither_hangs_nor_is_read) {
 }
 
 /* 4: a signal before the event loop was armed killed the daemon (SIGHUP 5-20 ms after exec: exit
- * 129, nothing logged): sent here 5, 10 and 20 ms after the daemon's image is in place, while it
- * reads its config and the machine. (A signal in the first milliseconds, before main() runs,
- * kills any program that has not yet set its signals; systemd sends none then.) */
-Test(live, a_signal_at_start_waits_for_the_loop) {
-        _cleanup_free_ char *conf = live_conf(""), *exe = NULL;
-        char link[PATH_MAX];
+ * 129, nothing logged; 16 s with a large record). Here the daemon starts on a record of 200,000
+ * tasks of a crashed run (none alive), and the signal comes while it reconciles them: a SIGHUP
+ * is a reload once the loop runs, a SIGTERM a clean stop. (A signal in the first milliseconds,
+ * before main() runs, kills any program that has not set its signals yet; systemd sends none
+ * then.) */
+Test(live, a_signal_while_a_crashed_run_is_reconciled_waits_for_the_loop) {
+        _cleanup_free_ char *conf = live_conf(""), *state = NULL, *record = NULL;
 
-        exe = realpath(DAEMON, NULL);
-        cr_assert_not_null(exe);
-        for (int round = 0; round < 3; round++) {
-                int sig = round < 2 ? SIGHUP : SIGTERM, status;
-                ssize_t n = -1;
+        cr_assert_gt(asprintf(&state, "%s/state", workdir), 0);
+        cr_assert_gt(asprintf(&record, "%s/changes", state), 0);
+        (void) mkdir(state, 0700);
+        for (int round = 0; round < 2; round++) {
+                int sig = round == 0 ? SIGHUP : SIGTERM, status;
+                _cleanup_fclose_ FILE *f = fopen(record, "we");
 
-                start_daemon(conf, false);
-                for (int spins = 0; spins < 1000000; spins++) {
-                        char p[64];
+                cr_assert_not_null(f);
+                fputs("cgbalance-changes 1\n", f);
+                for (int pid = 1; pid <= 200000; pid++) /* tasks of no one: pid reused or gone */
+                        fprintf(f, "task %d 1 0 0 1\n", pid + 4000000);
+                cr_assert_eq(fclose(TAKE_PTR(f)), 0);
+                {
+                        _cleanup_free_ char *log = log_path();
 
-                        snprintf(p, sizeof p, "/proc/%d/exe", (int) daemon_pid);
-                        n = readlink(p, link, sizeof link - 1);
-                        if (n > 0 && (link[n] = '\0', streq(link, exe)))
-                                break;
+                        (void) unlink(log); /* not the last round's lines */
                 }
-                cr_assert(n > 0 && streq(link, exe), "the daemon never exec'ed");
-                usleep((useconds_t) (5000 << round));
+                start_daemon(conf, false);
+                cr_assert(wait_log("Found the record of a previous run with 200000 tasks", 20000),
+                          "round %d: no reconcile", round);
                 cr_assert_eq(kill(daemon_pid, sig), 0);
                 if (sig == SIGHUP) {
-                        cr_expect(wait_log("Reloaded", 5000), "round %d: no reload", round);
+                        cr_expect(wait_log("Reloaded", 20000), "round %d: no reload", round);
                         cr_expect_eq(waitpid(daemon_pid, &status, WNOHANG), 0,
-                                     "round %d: the daemon died of an early SIGHUP", round);
+                                     "the daemon died of a SIGHUP while it reconciled");
                         cr_expect(exited_with(stop_daemon(SIGTERM), 0));
                 } else {
                         cr_assert_eq(waitpid(daemon_pid, &status, 0), daemon_pid);
                         daemon_pid = 0;
-                        cr_expect(exited_with(status, 0), "an early SIGTERM: status %d", status);
+                        cr_expect(exited_with(status, 0),
+                                  "a SIGTERM while it reconciled: status %d", status);
                         cr_expect(wait_log("Restored 0 changed masks and weights", 100),
-                                  "an early SIGTERM did not stop it cleanly");
+                                  "the SIGTERM did not stop it cleanly");
                 }
         }
 }
@@ -1790,7 +1801,16 @@ static pid_t start_busy_pinned(const char *path) {
         return pid;
 }
 
-/* Forks about 200 children a second into path, each living 10-90 ms; runs until killed. */
+static volatile sig_atomic_t churn_stop;
+
+static void on_churn_stop(int sig) {
+        (void) sig;
+        churn_stop = 1;
+}
+
+/* Forks about 200 children a second into path, each living 10-90 ms, until SIGTERM; then reaps
+ * every child before it exits (a child left to a pid 1 that does not reap stays a zombie, whose
+ * thread files the daemon then keeps reading). */
 static pid_t start_churn(const char *path) {
         pid_t parent = getpid(), pid = fork();
 
@@ -1799,7 +1819,8 @@ static pid_t start_churn(const char *path) {
                 unsigned seed = (unsigned) getpid();
 
                 die_with_parent(parent);
-                for (;;) {
+                (void) signal(SIGTERM, on_churn_stop);
+                while (!churn_stop) {
                         pid_t c = fork();
 
                         if (c == 0) {
@@ -1811,6 +1832,9 @@ static pid_t start_churn(const char *path) {
                                 ;
                         usleep(5000);
                 }
+                while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+                        ;
+                _exit(0);
         }
         cr_assert_lt(n_children, MAX_CHILDREN);
         children[n_children++] = pid;
@@ -1854,10 +1878,15 @@ Test(soak, churn_beside_moves_and_weights_leaks_nothing_and_restores_everything)
         for (size_t i = 0; i < ELEMENTSOF(pinned); i++)
                 pinned[i] = start_busy_pinned(noisy);
         make_pressure();
+        /* No levers past the weight: a CPU limit or cpu.idle on the churning group starved its
+         * new tasks inside their own cgroup.procs write, holding the kernel's cgroup mutex, and
+         * every cgroup operation of the machine waited behind them (seen here: 2,000 tasks in D
+         * state for minutes). The soak is of moves and weights. */
         cr_assert_gt(asprintf(&extra,
                               "override_foreign_affinity = yes\n"
                               "[balance]\nnode_imbalance_hold = 0\nidle_node_multiplier = 1\n"
                               "busy_node_multiplier = 1\n" PRESSURE_CONF
+                              "[escalation]\nescalate = no\n"
                               "[metrics]\ntextfile = %s\ntextfile_every = 1\n",
                               prot, path),
                      0);
@@ -1873,11 +1902,17 @@ Test(soak, churn_beside_moves_and_weights_leaks_nothing_and_restores_everything)
         rss0 = metric(path, "cgbalance_process_resident_memory_bytes");
         sleep(seconds - SOAK_WARMUP_SECONDS);
         rss1 = metric(path, "cgbalance_process_resident_memory_bytes");
-        (void) kill(churn, SIGKILL);
+        (void) kill(churn, SIGTERM);
         (void) waitpid(churn, NULL, 0);
         children[--n_children] = 0;
-        sleep(2); /* the churn's last children gone, and their descriptors with them */
-        fds1 = metric(path, "cgbalance_process_open_fds");
+        /* The churn's last children gone, and their descriptors with them once a tick has seen
+         * them go: a tick of the sanitized build, under the churn, lags several seconds. */
+        for (int waited = 0; waited < 15000; waited += 250) {
+                fds1 = metric(path, "cgbalance_process_open_fds");
+                if (fds1 >= 0 && fds1 <= fds0)
+                        break;
+                usleep(250 * 1000);
+        }
         moves = metric(path, "cgbalance_moves_total");
         weights = metric(path, "cgbalance_weight_changes_total");
         gone = metric(path, "cgbalance_errors_total{kind=\"task_gone\"}");
@@ -1888,7 +1923,14 @@ Test(soak, churn_beside_moves_and_weights_leaks_nothing_and_restores_everything)
                 seconds, rss0, rss1, SOAK_WARMUP_SECONDS, (rss1 - rss0) * 100 / rss0, fds0, fds1,
                 moves, weights, gone);
         cr_expect_gt(rss0, 0);
+#ifdef __SANITIZE_ADDRESS__
+        /* AddressSanitizer keeps freed memory in quarantine (up to 256 MB) and its shadow grows
+         * with it: the sanitized daemon's resident memory says nothing about leaks, which its
+         * LeakSanitizer reports at exit. */
+        cr_log_info("sanitized build: the RSS bound is the plain build's");
+#else
         cr_expect_lt(rss1, rss0 * 1.05, "RSS grew %.0f -> %.0f", rss0, rss1);
+#endif
         cr_expect_leq(fds1, fds0, "descriptors %.0f before the churn, %.0f after", fds0, fds1);
         cr_expect_gt(moves, 0, "the daemon moved nothing");
         cr_expect_gt(weights, 0, "the daemon changed no weight");
