@@ -5,7 +5,11 @@
  *   reader  proc_task_stat_read_at(): path, open, read, close, parse
  *   pread   proc_task_stat_pread() on an fd opened once (the open is timed apart)
  *   parse   proc_task_stat_parse() alone, on each thread's line read beforehand
- * Each is the median (and the best) of REPS passes over all threads, in ns per task.
+ * Each is the median (and the best) of REPS passes over all threads, in ns per task. Then the
+ * sources that cover a whole process or group in one call, for a sampler that reads less (issue
+ * 22): the process's own stat file (the kernel sums its threads' CPU time), taskstats by TGID
+ * over generic netlink (run and delay totals summed; needs CAP_NET_ADMIN, and the delays need
+ * kernel.task_delayacct), and the group's usage file: ns per call and per thread covered.
  *
  * A measurement, not a test: exits 0 unless the threads cannot be set up.
  */
@@ -13,16 +17,22 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+#include <linux/taskstats.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup.h"
+#include "fileio.h"
 #include "proc.h"
 #include "support.h"
 
@@ -235,6 +245,204 @@ static void measure(Run *r) {
                 printf("  (%u reads failed)\n", r->failures);
 }
 
+/* ---- the sources that cover a whole process or group in one call (issue 22: read less) */
+
+/* netlink's NLA_ macros are int arithmetic on sizes: these are the same in size_t. */
+#define ATTR_HDR sizeof(struct nlattr)
+static size_t attr_align(size_t n) {
+        return (n + 3u) & ~(size_t) 3u;
+}
+
+/* One generic netlink request (a header and one u32 or string attribute) and its answer. */
+typedef struct NlReq {
+        struct nlmsghdr n;
+        struct genlmsghdr g;
+        char attrs[256];
+} NlReq;
+
+static void nl_put(NlReq *q, uint16_t type, const void *data, size_t len) {
+        struct nlattr *a = (struct nlattr *) ((char *) q + attr_align(q->n.nlmsg_len));
+
+        a->nla_type = type;
+        a->nla_len = (uint16_t) (ATTR_HDR + len);
+        memcpy((char *) a + ATTR_HDR, data, len);
+        q->n.nlmsg_len = (uint32_t) (attr_align(q->n.nlmsg_len) + attr_align(a->nla_len));
+}
+
+/* Sends q on fd and reads the answer into buf; its length, or -errno (a netlink error too). */
+static ssize_t nl_call(int fd, NlReq *q, char *buf, size_t size) {
+        struct nlmsghdr *h = (struct nlmsghdr *) buf;
+        ssize_t n;
+
+        if (send(fd, q, q->n.nlmsg_len, 0) < 0)
+                return -errno;
+        n = recv(fd, buf, size, 0);
+        if (n < 0)
+                return -errno;
+        if (!NLMSG_OK(h, (size_t) n))
+                return -EBADMSG;
+        if (h->nlmsg_type == NLMSG_ERROR)
+                return ((struct nlmsgerr *) NLMSG_DATA(h))->error ?: -EBADMSG;
+        return n;
+}
+
+/* The attribute of type in [p, p + len), or NULL. */
+static const struct nlattr *nl_find(const char *p, size_t len, uint16_t type) {
+        while (len >= ATTR_HDR) {
+                const struct nlattr *a = (const struct nlattr *) p;
+
+                if (a->nla_len < ATTR_HDR || a->nla_len > len)
+                        return NULL;
+                if ((a->nla_type & NLA_TYPE_MASK) == type)
+                        return a;
+                len -= MIN(len, (size_t) attr_align(a->nla_len));
+                p += attr_align(a->nla_len);
+        }
+        return NULL;
+}
+
+/* The TASKSTATS family id on fd, or -errno. */
+static int taskstats_family(int fd) {
+        NlReq q = { .n = { .nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN),
+                           .nlmsg_type = GENL_ID_CTRL,
+                           .nlmsg_flags = NLM_F_REQUEST },
+                    .g = { .cmd = CTRL_CMD_GETFAMILY, .version = 1 } };
+        char buf[4096];
+        const struct nlattr *a;
+        ssize_t n;
+
+        nl_put(&q, CTRL_ATTR_FAMILY_NAME, TASKSTATS_GENL_NAME, sizeof TASKSTATS_GENL_NAME);
+        n = nl_call(fd, &q, buf, sizeof buf);
+        if (n < 0)
+                return (int) n;
+        a = nl_find(buf + NLMSG_HDRLEN + GENL_HDRLEN, (size_t) n - NLMSG_HDRLEN - GENL_HDRLEN,
+                    CTRL_ATTR_FAMILY_ID);
+        return a ? *(const uint16_t *) ((const char *) a + ATTR_HDR) : -ENOENT;
+}
+
+/* The whole process's taskstats (every thread's run and delay totals summed by the kernel). */
+static int taskstats_tgid(int fd, int family, pid_t tgid, struct taskstats *ret) {
+        NlReq q = { .n = { .nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN),
+                           .nlmsg_type = (uint16_t) family,
+                           .nlmsg_flags = NLM_F_REQUEST },
+                    .g = { .cmd = TASKSTATS_CMD_GET, .version = TASKSTATS_VERSION } };
+        uint32_t id = (uint32_t) tgid;
+        char buf[4096];
+        const struct nlattr *aggr, *st;
+        ssize_t n;
+
+        nl_put(&q, TASKSTATS_CMD_ATTR_TGID, &id, sizeof id);
+        n = nl_call(fd, &q, buf, sizeof buf);
+        if (n < 0)
+                return (int) n;
+        aggr = nl_find(buf + NLMSG_HDRLEN + GENL_HDRLEN, (size_t) n - NLMSG_HDRLEN - GENL_HDRLEN,
+                       TASKSTATS_TYPE_AGGR_TGID);
+        st = aggr ? nl_find((const char *) aggr + ATTR_HDR, aggr->nla_len - ATTR_HDR,
+                            TASKSTATS_TYPE_STATS)
+                  : NULL;
+        if (!st)
+                return -EBADMSG;
+        memset(ret, 0, sizeof *ret);
+        memcpy(ret, (const char *) st + ATTR_HDR,
+               MIN(sizeof *ret, (size_t) st->nla_len - ATTR_HDR));
+        return 0;
+}
+
+/* The bench's own cgroup usage file: cpuacct.usage (v1) or cpu.stat (v2), where the layout has
+ * them; -errno. */
+static int open_own_usage(char *what, size_t size) {
+        _cleanup_free_ char *text = NULL;
+        CgroupLayout l;
+        _cleanup_free_ char *path = NULL;
+        const char *line, *dir;
+        bool v1;
+        int fd, r;
+
+        r = cgroup_layout_detect(&l);
+        if (r < 0)
+                return r;
+        v1 = l.cpuacct_path[0] != '\0';
+        dir = v1 ? l.cpuacct_path : l.unified_path;
+        if (!dir[0])
+                return -ENOENT;
+        r = read_full_at(AT_FDCWD, "/proc/self/cgroup", 1 << 16, &text, NULL);
+        if (r < 0)
+                return r;
+        line = v1 ? strstr(text, "cpuacct:") : strstr(text, "0::");
+        if (!line)
+                return -ENOENT;
+        line = strchr(line, ':') + 1;
+        if (!v1)
+                line++;
+        if (asprintf(&path, "%s%.*s/%s", dir, (int) strcspn(line, "\n"), line,
+                     v1 ? "cpuacct.usage" : "cpu.stat") < 0)
+                return -ENOMEM;
+        (void) snprintf(what, size, "%s",
+                        v1 ? "cpuacct.usage (the group's CPU time)"
+                           : "cpu.stat (the group's CPU time)");
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        return fd < 0 ? -errno : fd;
+}
+
+/* Median ns of REPS calls of each per-process source, with n threads parked in this process. */
+static void measure_sources(unsigned n, int proc_fd) {
+        char buf[PROC_TASK_STAT_BUF_SIZE], usage_what[64] = "group usage";
+        uint64_t t[3][REPS] = {};
+        int stat_fd = openat(proc_fd, "self/stat", O_RDONLY | O_CLOEXEC);
+        int nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+        int usage_fd = open_own_usage(usage_what, sizeof usage_what);
+        int family = nl >= 0 ? taskstats_family(nl) : -errno, ts = family;
+        struct taskstats st = {};
+
+        if (family >= 0)
+                ts = taskstats_tgid(nl, family, getpid(), &st);
+        for (int k = 0; k < REPS; k++) {
+                uint64_t t0 = clock_nsec(CLOCK_MONOTONIC);
+
+                if (stat_fd >= 0)
+                        (void) pread(stat_fd, buf, sizeof buf, 0);
+                t[0][k] = clock_nsec(CLOCK_MONOTONIC) - t0;
+                t0 = clock_nsec(CLOCK_MONOTONIC);
+                if (ts >= 0)
+                        (void) taskstats_tgid(nl, family, getpid(), &st);
+                t[1][k] = clock_nsec(CLOCK_MONOTONIC) - t0;
+                t0 = clock_nsec(CLOCK_MONOTONIC);
+                if (usage_fd >= 0)
+                        (void) pread(usage_fd, buf, sizeof buf, 0);
+                t[2][k] = clock_nsec(CLOCK_MONOTONIC) - t0;
+        }
+        printf("\n%u threads in one process: one call covers them all (ns per call, median of "
+               "%d)\n",
+               n, REPS);
+        printf("  %-46s %10s %10s\n", "source (what it gives)", "per call", "per thread");
+        printf("  %-46s %10.0f %10.1f\n", "PID/stat, kept fd (CPU time of all threads)",
+               (double) bench_median_u64(t[0], REPS), (double) bench_median_u64(t[0], REPS) / n);
+        if (ts >= 0)
+                printf("  %-46s %10.0f %10.1f\n", "taskstats TGID (run and delay totals)",
+                       (double) bench_median_u64(t[1], REPS),
+                       (double) bench_median_u64(t[1], REPS) / n);
+        else
+                printf("  %-46s %10s  (%s)\n", "taskstats TGID (run and delay totals)", "n/a",
+                       strerror(-ts));
+        if (usage_fd >= 0)
+                printf("  %-46s %10.0f %10.1f\n", usage_what, (double) bench_median_u64(t[2], REPS),
+                       (double) bench_median_u64(t[2], REPS) / n);
+        else
+                printf("  %-46s %10s  (%s)\n", usage_what, "n/a", strerror(-usage_fd));
+        if (ts >= 0)
+                printf("  (taskstats: cpu_delay_total %llu ns%s)\n",
+                       (unsigned long long) st.cpu_delay_total,
+                       st.cpu_delay_total == 0 ? ", zero: delay accounting is off "
+                                                 "(kernel.task_delayacct)"
+                                               : "");
+        if (stat_fd >= 0)
+                (void) close(stat_fd);
+        if (nl >= 0)
+                (void) close(nl);
+        if (usage_fd >= 0)
+                (void) close(usage_fd);
+}
+
 /* The kept-fd variant holds one fd per thread. */
 static void raise_fd_limit(unsigned need) {
         struct rlimit rl;
@@ -273,6 +481,7 @@ static int run_all(Parked *parked, int proc_fd, char (*paths)[48], int *fds, cha
                         (void) snprintf(paths[i], sizeof paths[i], "%d/task/%d/stat", (int) pid,
                                         (int) parked[i].tid);
                 measure(&r);
+                measure_sources(n, proc_fd);
         }
         return 0;
 }
