@@ -113,7 +113,7 @@ static void write_nodes(MetricsWriter *w, const Manager *m, const PolicySnapshot
         unsigned n = topo ? topology_n_nodes(topo) : 0;
         _cleanup_free_ uint32_t *pressure = calloc(n + 1, sizeof *pressure);
         _cleanup_free_ uint32_t *runnable = calloc(n + 1, sizeof *runnable);
-        char(*ids)[16] = calloc(n + 1, sizeof *ids);
+        _cleanup_free_ char(*ids)[16] = calloc(n + 1, sizeof *ids);
         static const struct {
                 const char *name, *unit, *help;
         } families[] = {
@@ -126,10 +126,8 @@ static void write_nodes(MetricsWriter *w, const Manager *m, const PolicySnapshot
                   "Managed tasks on the node whose demand is at least min_task_load." },
         };
 
-        if (!pressure || !runnable || !ids) {
-                free(ids);
+        if (!pressure || !runnable || !ids)
                 return;
-        }
         if (snap)
                 manager_node_task_stats(m, snap, pressure, runnable);
         for (unsigned i = 0; i < n; i++)
@@ -147,7 +145,6 @@ static void write_nodes(MetricsWriter *w, const Manager *m, const PolicySnapshot
                         metrics_sample(w, (const char *[]){ "node", ids[i], NULL }, v);
                 }
         }
-        free(ids);
 }
 
 /* The escalation step a group is held at: the highest lever cgbalanced set on it (PolicyLever
