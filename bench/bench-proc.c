@@ -7,9 +7,11 @@
  *   parse   proc_task_stat_parse() alone, on each thread's line read beforehand
  * Each is the median (and the best) of REPS passes over all threads, in ns per task. Then the
  * sources that cover a whole process or group in one call, for a sampler that reads less (issue
- * 22): the process's own stat file (the kernel sums its threads' CPU time), taskstats by TGID
- * over generic netlink (run and delay totals summed; needs CAP_NET_ADMIN, and the delays need
- * kernel.task_delayacct), and the group's usage file: ns per call and per thread covered.
+ * 22): the process's CPU-time clock (clock_getcpuclockid(): the kernel sums its threads' CPU
+ * time, in ns, no fd), its own stat file (the same sum in ticks), its task directory listed (what
+ * finding its threads costs), taskstats by TGID over generic netlink (run and delay totals
+ * summed; needs CAP_NET_ADMIN, and the delays need kernel.task_delayacct), and the group's usage
+ * file: ns per call and per thread covered.
  *
  * A measurement, not a test: exits 0 unless the threads cannot be set up.
  */
@@ -387,7 +389,10 @@ static int open_own_usage(char *what, size_t size) {
 /* Median ns of REPS calls of each per-process source, with n threads parked in this process. */
 static void measure_sources(unsigned n, int proc_fd) {
         char buf[PROC_TASK_STAT_BUF_SIZE], usage_what[64] = "group usage";
-        uint64_t t[3][REPS] = {};
+        uint64_t t[5][REPS] = {};
+        clockid_t clock;
+        struct timespec ts_now;
+        int has_clock = clock_getcpuclockid(getpid(), &clock);
         int stat_fd = openat(proc_fd, "self/stat", O_RDONLY | O_CLOEXEC);
         int nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
         int usage_fd = open_own_usage(usage_what, sizeof usage_what);
@@ -410,13 +415,34 @@ static void measure_sources(unsigned n, int proc_fd) {
                 if (usage_fd >= 0)
                         (void) pread(usage_fd, buf, sizeof buf, 0);
                 t[2][k] = clock_nsec(CLOCK_MONOTONIC) - t0;
+                t0 = clock_nsec(CLOCK_MONOTONIC);
+                if (has_clock == 0)
+                        (void) clock_gettime(clock, &ts_now);
+                t[3][k] = clock_nsec(CLOCK_MONOTONIC) - t0;
+                t0 = clock_nsec(CLOCK_MONOTONIC);
+                {
+                        _cleanup_free_ pid_t *tids = NULL;
+                        size_t n_tids;
+
+                        (void) proc_task_list_at(proc_fd, getpid(), &tids, &n_tids);
+                }
+                t[4][k] = clock_nsec(CLOCK_MONOTONIC) - t0;
         }
         printf("\n%u threads in one process: one call covers them all (ns per call, median of "
                "%d)\n",
                n, REPS);
         printf("  %-46s %10s %10s\n", "source (what it gives)", "per call", "per thread");
+        if (has_clock == 0)
+                printf("  %-46s %10.0f %10.1f\n", "CPU-time clock (CPU time of all threads)",
+                       (double) bench_median_u64(t[3], REPS),
+                       (double) bench_median_u64(t[3], REPS) / n);
+        else
+                printf("  %-46s %10s  (%s)\n", "CPU-time clock (CPU time of all threads)", "n/a",
+                       strerror(has_clock));
         printf("  %-46s %10.0f %10.1f\n", "PID/stat, kept fd (CPU time of all threads)",
                (double) bench_median_u64(t[0], REPS), (double) bench_median_u64(t[0], REPS) / n);
+        printf("  %-46s %10.0f %10.1f\n", "PID/task/ listed (the thread ids)",
+               (double) bench_median_u64(t[4], REPS), (double) bench_median_u64(t[4], REPS) / n);
         if (ts >= 0)
                 printf("  %-46s %10.0f %10.1f\n", "taskstats TGID (run and delay totals)",
                        (double) bench_median_u64(t[1], REPS),

@@ -739,10 +739,11 @@ static void manager_tick(Manager *m, uint64_t now, bool force_node_balance) {
                 m->record_warned = r < 0;
         }
         manager_keep(m, snap, sys, TAKE_PTR(plan));
-        log_debug("tick %" PRIu64 ": %u groups, %u tasks, %u threads, sampled in %" PRIu64
+        log_debug("tick %" PRIu64 ": %u groups, %u tasks, %u threads (%u read), sampled in %" PRIu64
                   " us; node loads %s; %zu moves, %zu weight changes, %zu lever changes",
-                  m->ticks, sys->n_cgroups, sys->n_tasks, sys->n_threads, sys->sample_usec,
-                  format_node_loads(m, loads, sizeof loads), n_moves, n_weights, n_levers);
+                  m->ticks, sys->n_cgroups, sys->n_tasks, sys->n_threads, sys->n_threads_read,
+                  sys->sample_usec, format_node_loads(m, loads, sizeof loads), n_moves, n_weights,
+                  n_levers);
         metrics_histogram_observe(&m->stats.tick_seconds, (double) (now_usec() - now) / 1e6);
         manager_notify_status(m, now);
         manager_notify(m, &(const ManagerEvent){ .kind = MANAGER_EVENT_TICK_DONE });

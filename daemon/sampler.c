@@ -27,9 +27,15 @@ typedef struct ThreadState {
         uint64_t starttime_ticks; /* with tid, the thread's identity where no fd is kept */
         int stat_fd, sched_fd; /* kept open for pread (-EBADF: read by path) */
         bool no_schedstat; /* its schedstat file is missing: demand falls back to util */
-        bool has_prev; /* the counters below are from the previous sample */
+        bool has_prev; /* the counters below are from its last reading */
         bool had_runwait; /* and runwait_ns was measured then */
+        bool alive; /* its last reading found it not a zombie */
+        bool hot; /* it ran lately: read every tick (lazy), its fds kept */
+        unsigned idle_reads; /* readings in a row it did not run; at COOL_AFTER_READS it cools */
+        unsigned read_gen; /* the sample that last read it (0: never) */
+        uint64_t read_usec; /* when, staggered (a cold thread is due again sample_refresh on) */
         uint64_t cpu_ticks; /* utime + stime */
+        uint64_t run_ns; /* schedstat run */
         uint64_t runwait_ns; /* schedstat run + wait */
         uint64_t wait_ns, timeslices; /* schedstat wait, and times it was given a CPU */
 } ThreadState;
@@ -39,6 +45,15 @@ typedef struct TaskState {
         uint64_t starttime_ticks; /* of the main thread: with pid, the identity */
         unsigned gen; /* the sample that last saw it */
         bool primed; /* seen in an earlier sample: thread deltas mean something */
+        bool whole_only; /* a thread of it has no schedstat: never read lazily */
+        char comm[PROC_COMM_SIZE]; /* the main thread's, as read (not escaped) */
+        int main_cpu; /* the main thread's last CPU at its last reading */
+        unsigned alive; /* its threads that are not zombies, at their last readings */
+        /* lazy reading: the process's CPU time (task_cpu_ns()) at the last sample, and what of
+         * it no thread read since accounts for */
+        clockid_t clock; /* live: its CPU-time clock, once has_clock */
+        bool has_clock, has_cpu_ns;
+        uint64_t cpu_ns, unexplained_ns;
         ThreadState *threads; /* sorted by tid */
         size_t n_threads, cap_threads;
         CpuMask *allowed; /* its affinity at the last sample */
@@ -53,6 +68,7 @@ typedef struct TaskState {
 /* What one thread added over the interval. */
 typedef struct ThreadDelta {
         uint64_t cpu_ticks;
+        uint64_t run_ns; /* unbounded: what it explains of its process's CPU time */
         uint64_t runwait_ns;
         uint64_t wait_ns, timeslices; /* when has_runwait */
         bool has_runwait;
@@ -137,6 +153,11 @@ struct Sampler {
 #define MAPS_PER_SAMPLE 4u
 #define MAPS_REFRESH_SAMPLES 50u
 #define MAPS_MAX_BYTES (8u * 1024u * 1024u)
+/* A thread read lazily stays hot (read every tick) until this many readings in a row found it
+ * not running: a busy thread the scheduler skipped for one interval is not dropped. */
+#define COOL_AFTER_READS 3u
+/* Cold threads due a refresh are spread over this many phases of sample_refresh. */
+#define REFRESH_PHASES 64u
 
 /* What one sample needs to turn counters into loads. */
 typedef struct Tick {
@@ -146,6 +167,9 @@ typedef struct Tick {
         uint64_t interval_usec; /* live: since the previous sample */
         uint64_t uptime_usec; /* since-boot mode */
         size_t max_depth; /* below this many components, no glob can match a new group */
+        uint64_t now_usec;
+        bool lazy; /* sample_refresh > 0 and deltas: tasks seen before are read lazily */
+        uint64_t slack_ns; /* CPU time of a process no reading explains before it is read whole */
 } Tick;
 
 /* ---- arithmetic */
@@ -501,6 +525,7 @@ static int thread_read_schedstat(Sampler *s, ThreadState *th, pid_t pid, TaskSch
 typedef struct ThreadNow {
         TaskStat stat;
         uint64_t ticks; /* utime + stime */
+        uint64_t run_ns; /* run, when has_runwait */
         uint64_t runwait_ns; /* run + wait, when has_runwait */
         uint64_t wait_ns, timeslices; /* when has_runwait */
         bool has_runwait;
@@ -525,6 +550,7 @@ static int thread_read(Sampler *s, pid_t pid, ThreadState *th, const TaskStat *m
         if (r == -ESRCH)
                 return r;
         ret->has_runwait = r >= 0;
+        ret->run_ns = r >= 0 ? ss.run_ns : 0;
         ret->runwait_ns = r >= 0 ? ss.run_ns + ss.wait_ns : 0;
         ret->wait_ns = r >= 0 ? ss.wait_ns : 0;
         ret->timeslices = r >= 0 ? ss.timeslices : 0;
@@ -546,6 +572,7 @@ static void thread_account(const Sampler *s, const Tick *k, bool counting, Threa
                 .alive = now->stat.state != 'Z' && now->stat.state != 'X',
                 .processor = now->stat.processor,
                 .has_runwait = now->has_runwait,
+                .run_ns = fresh ? now->run_ns : sub_clamped(now->run_ns, th->run_ns),
         };
         if (s->since_boot) {
                 ret->cpu_ticks = now->ticks;
@@ -573,6 +600,7 @@ static void thread_account(const Sampler *s, const Tick *k, bool counting, Threa
         }
         th->starttime_ticks = now->stat.starttime_ticks;
         th->cpu_ticks = now->ticks;
+        th->run_ns = now->run_ns;
         th->runwait_ns = now->runwait_ns;
         th->wait_ns = now->wait_ns;
         th->timeslices = now->timeslices;
@@ -634,13 +662,16 @@ typedef struct TaskSum {
         bool counted; /* the sums are deltas (or since boot), not a first sight's priming */
         uint64_t cpu_ticks, runwait_ns;
         uint64_t wait_ns, timeslices;
-        bool all_runwait; /* every thread had schedstat */
-        unsigned alive; /* threads that are not zombies */
+        uint64_t run_ns; /* of the threads read: what they explain of the process's CPU time */
+        bool all_runwait; /* every thread read had schedstat */
+        unsigned alive; /* threads that are not zombies (those not read: at their last reading) */
         int cpu; /* of the thread that ran most */
+        uint64_t best; /* the CPU ticks of that thread */
 } TaskSum;
 
-static void task_sum_add(TaskSum *sum, const ThreadDelta *d, uint64_t *best) {
+static void task_sum_add(TaskSum *sum, const ThreadDelta *d) {
         sum->cpu_ticks += d->cpu_ticks;
+        sum->run_ns += d->run_ns;
         sum->runwait_ns += d->runwait_ns;
         sum->wait_ns += d->wait_ns;
         sum->timeslices += d->timeslices;
@@ -648,20 +679,130 @@ static void task_sum_add(TaskSum *sum, const ThreadDelta *d, uint64_t *best) {
         if (!d->alive)
                 return;
         sum->alive++;
-        if (d->cpu_ticks > *best) {
-                *best = d->cpu_ticks;
+        if (d->cpu_ticks > sum->best) {
+                sum->best = d->cpu_ticks;
                 sum->cpu = (int) d->processor; /* the parser keeps it <= INT_MAX */
         }
 }
 
-/* Samples every thread of the task. main: its main thread's stat, just read. */
-static int task_sample_threads(Sampler *s, const Tick *k, TaskState *e, const TaskStat *main,
-                               TaskSum *ret) {
+/* Which of a task's threads a reading covers. */
+typedef enum ThreadPick {
+        PICK_ALL, /* every one: a task read whole */
+        PICK_LIVELY, /* the hot, those never read, and the cold ones due a refresh */
+        PICK_REST, /* those this sample has not read yet */
+} ThreadPick;
+
+static bool thread_picked(const Sampler *s, const Tick *k, const ThreadState *th, ThreadPick pick) {
+        switch (pick) {
+        case PICK_LIVELY:
+                return th->hot || th->read_gen == 0 ||
+                       (k->now_usec >= th->read_usec &&
+                        k->now_usec - th->read_usec >= k->t->sample_refresh_usec);
+        case PICK_REST: return th->read_gen != s->gen;
+        default: return true;
+        }
+}
+
+/*
+ * A cold thread due a refresh: its schedstat alone, which moves whenever it runs or waits.
+ * 1: nothing moved since its last reading (its stat need not be read), 0: something did (or it
+ * could not tell), -ESRCH: gone.
+ */
+static int thread_unchanged(Sampler *s, pid_t pid, ThreadState *th) {
+        TaskSchedstat ss;
+        int r;
+
+        if (!th->has_prev || !th->had_runwait)
+                return 0;
+        r = thread_read_schedstat(s, th, pid, &ss);
+        if (r < 0)
+                return r == -ESRCH ? r : 0;
+        return ss.run_ns == th->run_ns && ss.run_ns + ss.wait_ns == th->runwait_ns &&
+               ss.timeslices == th->timeslices;
+}
+
+/* Whether a thread just read ran: a hot one cools after COOL_AFTER_READS readings without. */
+static void thread_heat(ThreadState *th, const ThreadNow *now, const ThreadDelta *d,
+                        bool counting) {
+        if (counting ? d->run_ns > 0 || d->cpu_ticks > 0 : now->stat.state == 'R') {
+                th->hot = true;
+                th->idle_reads = 0;
+        } else if (++th->idle_reads >= COOL_AFTER_READS)
+                th->hot = false;
+}
+
+/*
+ * Reads the picked threads of arr (n of the task's, in tid order) into sum, compacting arr over
+ * those gone; returns how many remain. main: the main thread's stat, when read this sample.
+ * Lazily, a thread read that is not hot gives its fds back: only what is read every tick keeps
+ * one.
+ */
+static size_t threads_read(Sampler *s, const Tick *k, TaskState *e, ThreadState *arr, size_t n,
+                           const TaskStat *main, ThreadPick pick, TaskSum *sum) {
+        size_t kept = 0;
+
+        sum->alive = 0;
+        for (size_t i = 0; i < n; i++) {
+                ThreadState *th = &arr[i];
+                ThreadNow now;
+                ThreadDelta d;
+                int r;
+
+                if (!thread_picked(s, k, th, pick)) {
+                        sum->alive += th->alive;
+                        arr[kept++] = *th;
+                        continue;
+                }
+                s->sys.n_threads_read++;
+                if (pick == PICK_LIVELY && !th->hot && th->read_gen != 0) {
+                        r = thread_unchanged(s, e->pid, th);
+                        if (r == -ESRCH) {
+                                thread_release(s, th);
+                                continue;
+                        }
+                        if (r > 0) {
+                                th->read_gen = s->gen;
+                                th->read_usec = k->now_usec;
+                                thread_release(s, th);
+                                sum->alive += th->alive;
+                                arr[kept++] = *th;
+                                continue;
+                        }
+                }
+                r = thread_read(s, e->pid, th, th->tid == e->pid ? main : NULL, &now);
+                if (r == -ESRCH) { /* exited since the listing */
+                        thread_release(s, th);
+                        continue;
+                }
+                if (r < 0) /* unreadable this time: its counters stay as they were */
+                        sum->all_runwait = false;
+                else {
+                        thread_account(s, k, sum->counted, th, &now, &d);
+                        task_sum_add(sum, &d);
+                        th->alive = d.alive;
+                        thread_heat(th, &now, &d, sum->counted);
+                        e->whole_only = e->whole_only || !now.has_runwait;
+                }
+                th->read_gen = s->gen;
+                /* A cold thread is due again sample_refresh on, in one of REFRESH_PHASES phases
+                 * by its tid, so a process's threads are not all due in the same tick. */
+                th->read_usec = k->now_usec - MIN(k->now_usec, (uint64_t) th->tid % REFRESH_PHASES *
+                                                                       k->t->sample_refresh_usec /
+                                                                       REFRESH_PHASES);
+                if (k->lazy && !th->hot)
+                        thread_release(s, th);
+                arr[kept++] = *th;
+        }
+        return kept;
+}
+
+/* Lists the task's threads (its task directory, unless main says it has one) and reads the
+ * picked ones. main: its main thread's stat, just read. */
+static int threads_relist(Sampler *s, const Tick *k, TaskState *e, const TaskStat *main,
+                          ThreadPick pick, TaskSum *sum) {
         _cleanup_free_ pid_t *list = NULL;
         const pid_t *tids = &e->pid;
-        bool counting = s->since_boot || (k->deltas && e->primed);
-        size_t n = 1, m, kept = 0;
-        uint64_t best = 0;
+        size_t n = 1, m;
         int r;
 
         /* Most processes have one thread: then its task directory need not be listed. */
@@ -674,29 +815,22 @@ static int task_sample_threads(Sampler *s, const Tick *k, TaskState *e, const Ta
         r = threads_merge(s, e, tids, n, &m);
         if (r < 0)
                 return r;
-        *ret = (TaskSum){ .counted = counting, .all_runwait = true, .cpu = (int) main->processor };
-        for (size_t i = 0; i < m; i++) {
-                ThreadState *th = &s->scratch[i];
-                ThreadNow now;
-                ThreadDelta d;
+        return threads_store(s, e, threads_read(s, k, e, s->scratch, m, main, pick, sum));
+}
 
-                r = thread_read(s, e->pid, th, th->tid == e->pid ? main : NULL, &now);
-                if (r == -ESRCH) { /* exited since the listing */
-                        thread_release(s, th);
-                        continue;
-                }
-                if (r < 0) /* unreadable this time: its counters stay as they were */
-                        ret->all_runwait = false;
-                else {
-                        thread_account(s, k, counting, th, &now, &d);
-                        task_sum_add(ret, &d, &best);
-                }
-                s->scratch[kept++] = *th;
-        }
-        s->sys.n_threads += ret->alive;
-        r = threads_store(s, e, kept);
+/* Samples every thread of the task. main: its main thread's stat, just read. */
+static int task_sample_threads(Sampler *s, const Tick *k, TaskState *e, const TaskStat *main,
+                               TaskSum *ret) {
+        bool counting = s->since_boot || (k->deltas && e->primed);
+        int r;
+
+        *ret = (TaskSum){ .counted = counting, .all_runwait = true, .cpu = (int) main->processor };
+        e->whole_only = false;
+        r = threads_relist(s, k, e, main, PICK_ALL, ret);
         if (r < 0)
                 return r;
+        s->sys.n_threads += ret->alive;
+        e->alive = ret->alive;
         e->primed = true;
         return 0;
 }
@@ -837,8 +971,8 @@ static void task_loads(const Sampler *s, const Tick *k, const TaskState *e, cons
                 pt->demand_permyriad = pt->util_permyriad;
 }
 
-static void task_fill(const Sampler *s, const Tick *k, const TaskState *e, const TaskStat *main,
-                      const TaskSum *sum, size_t group, PolicyTask *pt) {
+static void task_fill(const Sampler *s, const Tick *k, const TaskState *e, const TaskSum *sum,
+                      size_t group, PolicyTask *pt) {
         const CpuMask *mine = NULL;
         uint64_t when = 0;
         bool recorded;
@@ -850,7 +984,7 @@ static void task_fill(const Sampler *s, const Tick *k, const TaskState *e, const
                 .cpu = sum->cpu >= 0 && (unsigned) sum->cpu < s->cpu_capacity ? sum->cpu : -1,
                 .allowed = e->allowed,
         };
-        comm_copy_clean(pt->comm, main->comm);
+        comm_copy_clean(pt->comm, e->comm);
         task_loads(s, k, e, sum, pt);
         recorded = record_lookup_task(k->record, e->pid, e->starttime_ticks, &mine, &when);
         pt->ours = recorded && mine && cpumask_equal(mine, e->allowed);
@@ -913,6 +1047,7 @@ static TaskState *task_state(Sampler *s, TaskState *e, pid_t pid, const TaskStat
         else if (e->starttime_ticks != main->starttime_ticks) {
                 task_clear_threads(s, e);
                 e->primed = false;
+                e->has_cpu_ns = false;
                 e->rss_gen = e->maps_gen = 0;
         }
         if (e) {
@@ -922,12 +1057,124 @@ static TaskState *task_state(Sampler *s, TaskState *e, pid_t pid, const TaskStat
         return e;
 }
 
+/*
+ * The process's CPU time in ns: all its threads', the exited ones' included. Live: its CPU-time
+ * clock, one call (the kernel sums the threads; no fd, no permission needed); a recorded tree:
+ * its own stat file's utime + stime, in ticks. <0: not known now (gone, or unreadable).
+ */
+static int task_cpu_ns(Sampler *s, TaskState *e, uint64_t *ret) {
+        struct timespec ts;
+        TaskStat st;
+        int r;
+
+        if (s->live) {
+                if (!e->has_clock) {
+                        r = clock_getcpuclockid(e->pid, &e->clock);
+                        if (r != 0)
+                                return -r;
+                        e->has_clock = true;
+                }
+                if (clock_gettime(e->clock, &ts) < 0)
+                        return negative_errno();
+                *ret = (uint64_t) ts.tv_sec * UINT64_C(1000000000) + (uint64_t) ts.tv_nsec;
+                return 0;
+        }
+        r = proc_task_stat_read_at(s->proc_fd, e->pid, 0, &st);
+        if (r < 0)
+                return r;
+        *ret = (st.utime_ticks + st.stime_ticks) * (UINT64_C(1000000000) / s->clk_tck);
+        return 0;
+}
+
+/* The task's entry in the snapshot, from its threads' sums; its group's latency sums. */
+static int task_add(Sampler *s, const Tick *k, TaskState *e, const TaskSum *sum, size_t group) {
+        PolicyTask *pt;
+        int r;
+
+        r = tasks_reserve(s, s->snap.n_tasks + 1);
+        if (r < 0)
+                return r;
+        pt = &s->tasks[s->snap.n_tasks++];
+        task_fill(s, k, e, sum, group, pt);
+        task_memory(s, k, e, pt);
+        if (sum->counted && sum->all_runwait) {
+                s->groups[group].wait_ns += sum->wait_ns;
+                s->groups[group].timeslices += sum->timeslices;
+        }
+        return 0;
+}
+
+/*
+ * A task seen before, read lazily (sampler.h says what and why). -EAGAIN: it must be read whole
+ * (its process changed, or it cannot tell what did); nothing of it is changed then.
+ */
+static int sample_task_lazy(Sampler *s, const Tick *k, TaskState *e, size_t group) {
+        TaskStat main = {};
+        TaskSum sum;
+        uint64_t ns, delta;
+        bool ran;
+        int r;
+
+        if (!e->has_cpu_ns || e->whole_only || !e->allowed ||
+            record_task_banned(k->record, e->pid, e->starttime_ticks))
+                return -EAGAIN;
+        r = task_cpu_ns(s, e, &ns);
+        if (r < 0 || ns < e->cpu_ns) /* gone, or another process has the pid */
+                return r == -ENOMEM ? r : -EAGAIN;
+        delta = ns - e->cpu_ns;
+        ran = delta > 0;
+        if (ran) {
+                /* It ran: its main thread's stat says whether it is still the same process,
+                 * what it is called now, and how many threads it has. */
+                r = read_main_stat(s, e, e->pid, &main);
+                if (r == -ENOMEM)
+                        return r;
+                if (r < 0 || main.starttime_ticks != e->starttime_ticks || main.state == 'Z' ||
+                    main.state == 'X' || comm_excluded(k->t->exclude_comms, main.comm))
+                        return -EAGAIN;
+                memcpy(e->comm, main.comm, sizeof e->comm);
+        }
+        if (ran)
+                e->main_cpu = (int) main.processor;
+        /* as read whole: the CPU of the thread that ran most, or the main thread's */
+        sum = (TaskSum){ .counted = true, .all_runwait = true, .cpu = e->main_cpu };
+        if (ran && main.num_threads != e->n_threads) {
+                /* Threads came or went: list them, read the new ones with the lively. */
+                r = threads_relist(s, k, e, &main, PICK_LIVELY, &sum);
+                if (r < 0)
+                        return r == -ENOMEM ? r : 0;
+        } else
+                e->n_threads = threads_read(s, k, e, e->threads, e->n_threads, ran ? &main : NULL,
+                                            PICK_LIVELY, &sum);
+        /* What the threads read do not account for was run by those not read (or by threads
+         * that exited): past the slack, read them all now. */
+        e->unexplained_ns = sub_clamped(e->unexplained_ns + delta, sum.run_ns);
+        if (ran && e->unexplained_ns > k->slack_ns) {
+                r = threads_relist(s, k, e, &main, PICK_REST, &sum);
+                if (r < 0)
+                        return r == -ENOMEM ? r : 0;
+                e->unexplained_ns = 0;
+        }
+        e->cpu_ns = ns;
+        e->alive = sum.alive;
+        s->sys.n_threads += sum.alive;
+        if (sum.alive == 0)
+                return 0;
+        /* Its affinity whatever it did: someone else may narrow an idle task (one call live). */
+        r = task_read_allowed(s, e);
+        if (r < 0)
+                return r == -ENOMEM ? r : 0;
+        return task_add(s, k, e, &sum, group);
+}
+
 /* One process listed by group: sampled and, unless excluded, added to the snapshot. Only
  * -ENOMEM is an error; a task gone or unreadable is skipped. */
 static int sample_task(Sampler *s, const Tick *k, pid_t pid, size_t group) {
         TaskState *e;
         TaskStat main;
         TaskSum sum;
+        uint64_t ns = 0;
+        bool has_ns = false;
         int r;
 
         if (pid == 1 || pid == s->self_pid)
@@ -935,6 +1182,13 @@ static int sample_task(Sampler *s, const Tick *k, pid_t pid, size_t group) {
         e = task_lookup(s, pid);
         if (e && e->gen == s->gen) /* v1 lists a process in every group one of its threads is in */
                 return 0;
+        if (k->lazy && e && e->primed) {
+                r = sample_task_lazy(s, k, e, group);
+                if (r >= 0)
+                        e->gen = s->gen;
+                if (r != -EAGAIN)
+                        return r;
+        }
         r = read_main_stat(s, e, pid, &main);
         if (r < 0)
                 return r == -ENOMEM ? r : 0;
@@ -943,30 +1197,29 @@ static int sample_task(Sampler *s, const Tick *k, pid_t pid, size_t group) {
         e = task_state(s, e, pid, &main);
         if (!e)
                 return -ENOMEM;
+        memcpy(e->comm, main.comm, sizeof e->comm);
+        e->main_cpu = (int) main.processor;
         if (comm_excluded(k->t->exclude_comms, main.comm) ||
             record_task_banned(k->record, pid, e->starttime_ticks)) {
                 /* Not read while excluded: should it come back (an exec renames it), its old
                  * counters would make one interval of many. */
                 task_clear_threads(s, e);
                 e->primed = false;
+                e->has_cpu_ns = false;
                 return 0;
         }
+        if (k->lazy) /* before the threads: what they do after it is the next interval's */
+                has_ns = task_cpu_ns(s, e, &ns) >= 0;
         r = task_sample_threads(s, k, e, &main, &sum);
         if (r < 0 || sum.alive == 0) /* gone, unreadable or a zombie */
                 return r == -ENOMEM ? r : 0;
+        e->has_cpu_ns = has_ns;
+        e->cpu_ns = ns;
+        e->unexplained_ns = 0;
         r = task_read_allowed(s, e);
         if (r < 0)
                 return r == -ENOMEM ? r : 0;
-        r = tasks_reserve(s, s->snap.n_tasks + 1);
-        if (r < 0)
-                return r;
-        task_fill(s, k, e, &main, &sum, group, &s->tasks[s->snap.n_tasks]);
-        task_memory(s, k, e, &s->tasks[s->snap.n_tasks++]);
-        if (sum.counted && sum.all_runwait) {
-                s->groups[group].wait_ns += sum.wait_ns;
-                s->groups[group].timeslices += sum.timeslices;
-        }
-        return 0;
+        return task_add(s, k, e, &sum, group);
 }
 
 /* ---- groups */
@@ -1374,6 +1627,12 @@ int sampler_sample(Sampler *s, const Tunables *t, const Record *record, uint64_t
         if (r < 0)
                 return r;
         k.max_depth = globs_max_depth(t->cgroups);
+        k.now_usec = now_usec;
+        k.lazy = t->sample_refresh_usec > 0 && k.deltas && !s->since_boot;
+        /* 1% of a CPU over the interval, and in a recorded tree the two ticks its per-process
+         * times may be off by from the threads' (each of utime and stime rounds down). */
+        k.slack_ns = MAX(k.interval_usec * 10u, UINT64_C(1000000)) +
+                     (s->live ? 0 : 2 * (UINT64_C(1000000000) / s->clk_tck));
         if (++s->gen == 0)
                 s->gen = 1;
         s->snap = (PolicySnapshot){ .interval_usec = k.deltas ? k.interval_usec : 0 };

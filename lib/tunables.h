@@ -40,6 +40,7 @@ typedef struct Tunables {
         bool dry_run;
         TunablesLogLevel log_level;
         char *state_directory;
+        uint64_t sample_refresh_usec; /* 0: every thread read every tick */
 
         /* [manage] */
         char **cgroups; /* globs of cgroup paths; a match manages the group and all below it */

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -22,6 +23,7 @@
 #include "cgroup.h"
 #include "clock.h"
 #include "macro.h"
+#include "policy.h"
 #include "record.h"
 #include "sampler.h"
 #include "testutil.h"
@@ -183,18 +185,30 @@ typedef struct StatSpec {
         unsigned threads, cpu;
 } StatSpec;
 
-/* proc/PID/task/TID/stat, 52 fields like mkroot.py's. */
-static void put_stat(pid_t pid, pid_t tid, const StatSpec *s) {
+/* proc/PID/task/TID/stat, 52 fields like mkroot.py's (tid 0: the process's own, proc/PID/stat,
+ * whose times are all its threads'). */
+static void put_stat_file(pid_t pid, pid_t tid, const StatSpec *s) {
         _cleanup_free_ char *rel = NULL;
 
-        cr_assert_gt(asprintf(&rel, "proc/%d/task/%d/stat", (int) pid, (int) tid), 0);
+        if (tid == 0)
+                cr_assert_gt(asprintf(&rel, "proc/%d/stat", (int) pid), 0);
+        else
+                cr_assert_gt(asprintf(&rel, "proc/%d/task/%d/stat", (int) pid, (int) tid), 0);
         put(rel,
             "%d (%s) %c 1 %d %d 0 -1 4194304 120 0 0 0 %" PRIu64 " %" PRIu64 " 0 0 20 0 %u 0 "
             "%" PRIu64 " 3133440 379 18446744073709551615 94117347057664 94117347077545 "
             "140733367296288 0 0 0 0 0 0 0 0 0 17 %u 0 0 0 0 0 94117347093552 94117347095168 "
             "94117426511872 140733367298698 140733367298718 140733367298718 140733367300075 0\n",
-            (int) tid, s->comm, s->state ? s->state : 'R', (int) pid, (int) pid, s->utime, s->stime,
-            s->threads ? s->threads : 1, s->start, s->cpu);
+            (int) (tid ? tid : pid), s->comm, s->state ? s->state : 'R', (int) pid, (int) pid,
+            s->utime, s->stime, s->threads ? s->threads : 1, s->start, s->cpu);
+}
+
+/* A thread's stat; a single-threaded process's own stat file with it, as the kernel shows them
+ * (a test of more threads writes the process's with put_stat_file(pid, 0, ...)). */
+static void put_stat(pid_t pid, pid_t tid, const StatSpec *s) {
+        put_stat_file(pid, tid, s);
+        if (tid == pid && s->threads <= 1)
+                put_stat_file(pid, 0, s);
 }
 
 static void put_schedstat_slices(pid_t pid, pid_t tid, uint64_t run_ns, uint64_t wait_ns,
@@ -947,6 +961,242 @@ Test(sampler_fixture, pinned_task_stays_foreign_across_samples) {
         cr_expect(get_task(snap, 506)->foreign, "narrowed again");
 }
 
+/* ---- the lazy sampler against the full one: one machine played tick by tick */
+
+/*
+ * imbalanced-2node, its four busy processes (1001-1004, on node 0) beside a server of many
+ * threads, pid 2001, asleep but for a schedule. Both samplers read the same tree at each tick;
+ * the full one with sample_refresh 0, the lazy one with LZ_REFRESH. What the schedule does:
+ *   ticks 11-20  threads 2011 and 2012 busy (0.9 s run, 0.1 s wait a tick); 2012 to tick 30
+ *   tick 15      thread 2041 is born, busy to tick 35
+ *   ticks 25-29  thread 2031 starved: 1 ms run and 999 ms wait a tick, below the slack
+ *   tick 28      1003 exits
+ */
+#define LZ_PID 2001
+#define LZ_THREADS 40 /* at the start; one more is born */
+#define LZ_BORN_TICK 15u
+#define LZ_STARVED_FROM 25u
+#define LZ_STARVED_TO 29u
+#define LZ_TICKS 40u
+#define LZ_REFRESH (5 * SEC)
+#define MSEC_NS UINT64_C(1000000)
+
+typedef struct LzThread {
+        uint64_t run_ns, wait_ns, slices;
+        unsigned cpu;
+} LzThread;
+
+static LzThread lz[LZ_THREADS + 1];
+
+/* What thread idx (tid LZ_PID + idx) does in tick i. */
+static void lz_schedule(unsigned i, unsigned idx, uint64_t *run, uint64_t *wait) {
+        *run = *wait = 0;
+        if ((idx == 10 && i >= 11 && i <= 20) || (idx == 11 && i >= 11 && i <= 30)) {
+                *run = 900 * MSEC_NS;
+                *wait = 100 * MSEC_NS;
+                lz[idx].cpu = 2 + idx % 2;
+        } else if (idx == LZ_THREADS && i >= LZ_BORN_TICK && i <= 35) {
+                *run = 500 * MSEC_NS;
+                *wait = 200 * MSEC_NS;
+                lz[idx].cpu = 3;
+        } else if (idx == 30 && i >= LZ_STARVED_FROM && i <= LZ_STARVED_TO) {
+                *run = 1 * MSEC_NS;
+                *wait = 999 * MSEC_NS;
+                lz[idx].cpu = 0;
+        }
+}
+
+/* The machine at tick i (0: as it starts). */
+static void lz_play(unsigned i) {
+        unsigned n = i >= LZ_BORN_TICK ? LZ_THREADS + 1 : LZ_THREADS;
+        uint64_t total = 0, usage = 1980 * SEC * 1000;
+
+        for (unsigned idx = 0; idx < n; idx++) {
+                uint64_t run, wait;
+
+                lz_schedule(i, idx, &run, &wait);
+                lz[idx].run_ns += run;
+                lz[idx].wait_ns += wait;
+                lz[idx].slices += run > 0 ? 10 : 0;
+                total += lz[idx].run_ns;
+                usage += run;
+                put_stat_file(LZ_PID, LZ_PID + (pid_t) idx,
+                              &(StatSpec){ "server", run > 0 ? 'R' : 'S',
+                                           lz[idx].run_ns / (10 * MSEC_NS), 0,
+                                           idx == LZ_THREADS ? 20000 + 100 * LZ_BORN_TICK : 20000,
+                                           n, lz[idx].cpu });
+                put_schedstat_slices(LZ_PID, LZ_PID + (pid_t) idx, lz[idx].run_ns, lz[idx].wait_ns,
+                                     lz[idx].slices);
+        }
+        put_stat_file(LZ_PID, 0,
+                      &(StatSpec){ "server", 'S', total / (10 * MSEC_NS), 0, 20000, n, lz[0].cpu });
+        for (pid_t pid = 1001; pid <= 1004; pid++) {
+                if (pid == 1003 && i >= 28)
+                        continue;
+                put_stat(pid, pid,
+                         &(StatSpec){ "busy", 'R', 49300 + 50 * (uint64_t) i, 200, 1000, 1,
+                                      (unsigned) (pid - 1001) % 2 });
+                put_schedstat_slices(pid, pid, (495 * SEC + (uint64_t) i * SEC / 2) * 1000,
+                                     (495 * SEC + (uint64_t) i * SEC / 2) * 1000,
+                                     123456 + 50 * (uint64_t) i);
+                usage += (uint64_t) i * SEC / 2 * 1000;
+        }
+        put("sys/fs/cgroup/cpu/cgbalance.slice/job/cgroup.procs",
+            i >= 28 ? "1001\n1002\n1004\n2001\n" : "1001\n1002\n1003\n1004\n2001\n");
+        put("sys/fs/cgroup/cpuacct/cgbalance.slice/job/cpuacct.usage", "%" PRIu64 "\n", usage);
+        put("sys/fs/cgroup/cpuacct/cgbalance.slice/cpuacct.usage", "%" PRIu64 "\n", usage);
+        put("proc/stat",
+            "cpu  %u 0 2550 %u 120 0 0 0 0 0\n"
+            "cpu0 %u 0 1200 500 0 0 0 0 0 0\n"
+            "cpu1 %u 0 1220 480 20 0 0 0 0 0\n"
+            "cpu2 120 0 80 %u 100 0 0 0 0 0\n"
+            "cpu3 50 0 50 %u 0 0 0 0 0 0\n"
+            "procs_running 5\nprocs_blocked 0\n",
+            196750 + 200 * i, 200580 + 200 * i, 98300 + 100 * i, 98280 + 100 * i, 99700 + 100 * i,
+            99900 + 100 * i);
+}
+
+static void lz_begin(void) {
+        fx_begin("imbalanced-2node", true, 0);
+        memset(lz, 0, sizeof lz);
+        for (unsigned idx = 0; idx <= LZ_THREADS; idx++)
+                lz[idx].cpu = idx % 4;
+        put("proc/2001/status", "Name:\tserver\nCpus_allowed:\tf\nCpus_allowed_list:\t0-3\n");
+        put("proc/2001/cgroup", "3:cpuset:/\n2:cpuacct:/cgbalance.slice/job\n"
+                                "1:cpu:/cgbalance.slice/job\n0::/cgbalance.slice/job\n");
+        lz_play(0);
+}
+
+/* Whether two snapshots' tasks and groups say the same; which task or group differs first. */
+static bool lz_same(const PolicySnapshot *a, const PolicySnapshot *b, pid_t *ret_pid,
+                    const char **ret_group) {
+        *ret_pid = 0;
+        *ret_group = NULL;
+        if (a->n_tasks != b->n_tasks || a->n_cgroups != b->n_cgroups)
+                return false;
+        for (size_t i = 0; i < a->n_tasks; i++) {
+                const PolicyTask *x = &a->tasks[i], *y = &b->tasks[i];
+
+                if (x->pid != y->pid || x->starttime_ticks != y->starttime_ticks ||
+                    x->cgroup != y->cgroup || x->util_permyriad != y->util_permyriad ||
+                    x->demand_permyriad != y->demand_permyriad || x->cpu != y->cpu ||
+                    x->ours != y->ours || x->foreign != y->foreign || !streq(x->comm, y->comm) ||
+                    !cpumask_equal(x->allowed, y->allowed)) {
+                        *ret_pid = x->pid;
+                        return false;
+                }
+        }
+        for (size_t i = 0; i < a->n_cgroups; i++) {
+                const PolicyCgroup *x = &a->cgroups[i], *y = &b->cgroups[i];
+
+                if (!streq(x->path, y->path) || x->util_permyriad != y->util_permyriad ||
+                    x->weight != y->weight || x->has_latency != y->has_latency ||
+                    x->latency_usec != y->latency_usec) {
+                        *ret_group = x->path;
+                        return false;
+                }
+        }
+        return true;
+}
+
+static bool lz_same_plan(const Plan *a, const Plan *b) {
+        if (a->n_moves != b->n_moves || a->n_weights != b->n_weights ||
+            a->n_escalations != b->n_escalations)
+                return false;
+        for (size_t i = 0; i < a->n_moves; i++)
+                if (a->moves[i].pid != b->moves[i].pid ||
+                    a->moves[i].to_node != b->moves[i].to_node ||
+                    !cpumask_equal(a->moves[i].mask, b->moves[i].mask))
+                        return false;
+        for (size_t i = 0; i < a->n_weights; i++)
+                if (a->weights[i].cgroup != b->weights[i].cgroup ||
+                    a->weights[i].to != b->weights[i].to)
+                        return false;
+        return true;
+}
+
+static const PolicyTask *lz_task(const PolicySnapshot *snap) {
+        return get_task(snap, LZ_PID);
+}
+
+Test(sampler_fixture, lazy_plans_as_the_full_sampler_where_fresh_and_is_stale_within_the_refresh) {
+        _cleanup_sampler_ Sampler *lazy = NULL;
+        _cleanup_policy_state_ PolicyState *ps_full = NULL, *ps_lazy = NULL;
+        unsigned stale = 0, first_stale = 0, last_stale = 0, same_plans = 0, moves = 0;
+        uint64_t read_full = 0, read_lazy = 0, read_quiet = 0;
+        bool diverged = false, starved_seen = false;
+        PolicyParams params;
+
+        lz_begin();
+        cr_assert_eq(sampler_new(fx.proc_fd, &fx.layout, fx.topo, 0, &lazy), 0);
+        cr_assert_eq(policy_params_from_tunables(&fx.t, fx.topo, &params), 0);
+        ps_full = policy_state_new(fx.topo);
+        ps_lazy = policy_state_new(fx.topo);
+        cr_assert(ps_full && ps_lazy);
+        for (unsigned i = 0; i <= LZ_TICKS; i++) {
+                _cleanup_plan_ Plan *plan_full = NULL, *plan_lazy = NULL;
+                const PolicySnapshot *full, *lz_snap;
+                const SamplerSystem *sys_full, *sys_lazy;
+                uint64_t now = (100 + i) * SEC;
+                const char *group;
+                pid_t differs;
+
+                if (i > 0)
+                        lz_play(i);
+                fx.t.sample_refresh_usec = 0;
+                cr_assert_eq(sampler_sample(fx.s, &fx.t, NULL, now, &full, &sys_full), 0);
+                fx.t.sample_refresh_usec = LZ_REFRESH;
+                cr_assert_eq(sampler_sample(lazy, &fx.t, NULL, now, &lz_snap, &sys_lazy), 0);
+                cr_assert_eq(policy_plan(ps_full, full, fx.topo, &params, now, false, &plan_full),
+                             0);
+                cr_assert_eq(
+                        policy_plan(ps_lazy, lz_snap, fx.topo, &params, now, false, &plan_lazy), 0);
+                cr_assert_eq(sys_full->n_threads, sys_lazy->n_threads, "tick %u", i);
+                if (i > 0) {
+                        read_full += sys_full->n_threads_read;
+                        read_lazy += sys_lazy->n_threads_read;
+                }
+                if (i >= 2 && i <= 10) /* all asleep but the four */
+                        read_quiet += sys_lazy->n_threads_read;
+                if (i >= LZ_STARVED_FROM && lz_task(lz_snap)->demand_permyriad >= 10000)
+                        starved_seen = true;
+                if (!lz_same(full, lz_snap, &differs, &group)) {
+                        /* Only the server, whose starved thread is read within the refresh, and
+                         * at the tick of that reading, whose deltas span the ticks before it,
+                         * its group's mean wait per timeslice. */
+                        cr_expect(differs == LZ_PID ||
+                                          (group && streq(group, "cgbalance.slice/job")),
+                                  "tick %u: pid %d, group %s differ", i, (int) differs,
+                                  group ? group : "none");
+                        cr_expect(i >= LZ_STARVED_FROM && i <= LZ_STARVED_FROM + LZ_REFRESH / SEC,
+                                  "tick %u is stale outside the starved thread's window", i);
+                        if (stale++ == 0)
+                                first_stale = i;
+                        last_stale = i;
+                        diverged = true;
+                        continue;
+                }
+                moves += (unsigned) plan_full->n_moves;
+                if (diverged)
+                        continue;
+                /* The same input and the same state before it: the same plan. */
+                cr_expect(lz_same_plan(plan_full, plan_lazy), "tick %u: plans differ", i);
+                same_plans++;
+        }
+        cr_log_info("lazy: %u stale ticks (%u-%u), %u identical plans (%u moves) before them; "
+                    "threads read %" PRIu64 " against %" PRIu64,
+                    stale, first_stale, last_stale, same_plans, moves, read_lazy, read_full);
+        cr_expect(starved_seen, "the starved thread's wait was read within the refresh");
+        cr_expect_leq(stale, LZ_REFRESH / SEC + 1, "%u stale ticks", stale);
+        cr_expect_geq(same_plans, LZ_STARVED_FROM - 1, "%u", same_plans);
+        cr_expect_gt(moves, 0, "the policy had something to plan: node 0 is overloaded");
+        /* Ticks 2-10: the four busy threads each tick, each of the server's once or twice in the
+         * 9 s (a refresh every 5 s, staggered): at most 9 * 4 + 2 * 40; the full one 9 * 44. */
+        cr_expect_leq(read_quiet, 9 * 4 + 2 * LZ_THREADS, "%" PRIu64, read_quiet);
+        cr_expect_lt(read_lazy * 2, read_full, "lazy read %" PRIu64 " threads, full %" PRIu64,
+                     read_lazy, read_full);
+}
+
 /* ---- live: a real cgroup with real processes on this machine (root only) */
 
 #define SLICE "cgbalance.slice"
@@ -1189,6 +1439,76 @@ Test(sampler_live, idle_quota_and_throttling_of_the_group_show_in_the_snapshot) 
         /* held back about 90% of the time, less when others keep it waiting: a third */
         cr_expect_geq(g->throttled_permyriad, 3000, "%u", g->throttled_permyriad);
         cr_expect(g->has_latency, "it was given a CPU in the interval");
+}
+
+static void *park_thread(void *arg) {
+        (void) arg;
+        for (;;)
+                (void) pause();
+        return NULL;
+}
+
+static void *spin_thread(void *arg) {
+        (void) arg;
+        spin();
+        return NULL;
+}
+
+/* LIVE_SLEEPERS parked threads and one spinning, beside the main thread, parked too. */
+#define LIVE_SLEEPERS 50
+
+static void sleepers_and_a_spinner(void) {
+        pthread_t t;
+
+        for (unsigned i = 0; i < LIVE_SLEEPERS; i++)
+                if (pthread_create(&t, NULL, park_thread, NULL) != 0)
+                        _exit(1);
+        if (pthread_create(&t, NULL, spin_thread, NULL) != 0)
+                _exit(1);
+        if (write(sync_pipe[1], "", 1) != 1)
+                _exit(1);
+        for (;;)
+                (void) pause();
+}
+
+Test(sampler_live, lazily_only_the_threads_that_run_are_read_and_keep_fds) {
+        _cleanup_sampler_ Sampler *full = NULL;
+        const SamplerSystem *sys;
+        const PolicySnapshot *snap;
+        unsigned before, lazy_fds, full_fds;
+        char c;
+
+        live_begin();
+        cr_assert_eq(pipe2(sync_pipe, O_CLOEXEC), 0);
+        (void) live_spawn(sleepers_and_a_spinner);
+        cr_assert_eq(read(sync_pipe[0], &c, 1), 1, "the threads are up");
+        before = count_fds();
+        /* the default: lazy. A first sample reads every thread, then only what runs. */
+        cr_assert_gt(live.t.sample_refresh_usec, 0);
+        for (unsigned i = 0; i < 3; i++) {
+                sleep_ms(100);
+                snap = live_sample(live.s, &sys);
+        }
+        cr_assert_eq(snap->n_tasks, 1);
+        cr_expect_eq(sys->n_threads, LIVE_SLEEPERS + 2);
+        cr_expect_leq(sys->n_threads_read, 2, "the spinner (and the main thread): %u",
+                      sys->n_threads_read);
+        cr_expect_geq(snap->tasks[0].util_permyriad, 1000, "the spinner's time is fresh: %u",
+                      snap->tasks[0].util_permyriad);
+        lazy_fds = count_fds() - before;
+        cr_expect_leq(lazy_fds, 4, "fds kept for what is read each tick: %u", lazy_fds);
+        /* the full sampler reads and keeps every thread's two files */
+        live.t.sample_refresh_usec = 0;
+        cr_assert_eq(sampler_new(live.proc_fd, &live.layout, live.topo, getpid(), &full), 0);
+        sampler_set_live(full, true);
+        for (unsigned i = 0; i < 2; i++) {
+                sleep_ms(100);
+                snap = live_sample(full, &sys);
+        }
+        cr_expect_eq(sys->n_threads_read, LIVE_SLEEPERS + 2);
+        full_fds = count_fds() - before - lazy_fds;
+        cr_expect_eq(full_fds, 2 * (LIVE_SLEEPERS + 2), "%u", full_fds);
+        cr_log_info("fds kept: lazy %u, full %u", lazy_fds, full_fds);
 }
 
 Test(sampler_live, exited_child_is_dropped_and_its_fds_closed) {
