@@ -925,6 +925,10 @@ const uint64_t *manager_get_node_loads(const Manager *m) {
         return m->snap ? m->node_loads : NULL;
 }
 
+const SamplerSystem *manager_get_system(const Manager *m) {
+        return m->sys;
+}
+
 const PolicySnapshot *manager_get_current_snapshot(const Manager *m) {
         if (!m->snap || !m->topo || m->snap->n_cpus != topology_cpu_capacity(m->topo))
                 return NULL;

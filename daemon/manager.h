@@ -20,6 +20,7 @@
 #include "macro.h"
 #include "openmetrics.h"
 #include "policy.h"
+#include "sampler.h"
 #include "topology.h"
 #include "tunables.h"
 
@@ -124,6 +125,8 @@ const uint64_t *manager_get_node_loads(const Manager *m);
 /* The last snapshot if it was taken of the topology in force: NULL before the first tick and
  * after a CPU hotplug until the next. */
 const PolicySnapshot *manager_get_current_snapshot(const Manager *m);
+/* What the last tick's sample counted and cost (NULL before the first tick). */
+const SamplerSystem *manager_get_system(const Manager *m);
 /* Per node index of snap (the current snapshot): the highest pressure of a managed group with a
  * task there, and the managed tasks there whose demand is at least min_task_load; both arrays
  * topology_n_nodes() long, zeroed by the caller. */

@@ -173,6 +173,7 @@ static int cmp_export(const void *a, const void *b) {
 
 static void write_cgroups(MetricsWriter *w, const Manager *m, const PolicySnapshot *snap) {
         size_t n = snap ? snap->n_cgroups : 0, max = manager_get_tunables(m)->metrics_max_cgroups;
+        const SamplerSystem *sys = manager_get_system(m);
         _cleanup_free_ const PolicyCgroup **v = calloc(n + 1, sizeof *v);
         static const struct {
                 const char *name, *unit, *help;
@@ -199,6 +200,13 @@ static void write_cgroups(MetricsWriter *w, const Manager *m, const PolicySnapsh
                (double) n);
         single(w, "cgbalance_tasks_managed", METRIC_GAUGE, NULL, "Managed tasks in the last tick.",
                (double) (snap ? snap->n_tasks : 0));
+        single(w, "cgbalance_threads_managed", METRIC_GAUGE, NULL,
+               "Threads of the managed tasks in the last tick.",
+               (double) (sys ? sys->n_threads : 0));
+        single(w, "cgbalance_threads_read", METRIC_GAUGE, NULL,
+               "Threads whose files the last tick read: those that ran lately, new ones and the "
+               "idle ones due a refresh (sample_refresh).",
+               (double) (sys ? sys->n_threads_read : 0));
         if (!v)
                 return;
         for (size_t i = 0; i < n; i++)

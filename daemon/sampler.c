@@ -49,11 +49,14 @@ typedef struct TaskState {
         char comm[PROC_COMM_SIZE]; /* the main thread's, as read (not escaped) */
         int main_cpu; /* the main thread's last CPU at its last reading */
         unsigned alive; /* its threads that are not zombies, at their last readings */
+        unsigned n_hot; /* its hot threads, after the last reading */
         /* lazy reading: the process's CPU time (task_cpu_ns()) at the last sample, and what of
          * it no thread read since accounts for */
         clockid_t clock; /* live: its CPU-time clock, once has_clock */
         bool has_clock, has_cpu_ns;
         uint64_t cpu_ns, unexplained_ns;
+        uint64_t ns_now; /* task_cpu_ns() in sample ns_gen */
+        unsigned ns_gen;
         ThreadState *threads; /* sorted by tid */
         size_t n_threads, cap_threads;
         CpuMask *allowed; /* its affinity at the last sample */
@@ -76,8 +79,19 @@ typedef struct ThreadDelta {
         unsigned processor;
 } ThreadDelta;
 
+/* A group's counters as read in this sample (read once, by the first that needs them). */
+typedef struct GroupCounters {
+        bool read;
+        int usage_r, psi_r, throttled_r; /* <0: not there */
+        uint64_t usage_usec, throttled_usec;
+        PsiStats psi;
+} GroupCounters;
+
 typedef struct GroupState {
         char *path;
+        GroupCounters now;
+        bool quiet; /* nothing of it ran, waited or was throttled over the interval */
+        uint64_t visit_usec; /* when its cgroup.procs was last read */
         bool has_usage; /* usage_usec is from the previous sample */
         uint64_t usage_usec;
         bool has_throttled; /* throttled_usec is from the previous sample */
@@ -168,7 +182,8 @@ typedef struct Tick {
         uint64_t uptime_usec; /* since-boot mode */
         size_t max_depth; /* below this many components, no glob can match a new group */
         uint64_t now_usec;
-        bool lazy; /* sample_refresh > 0 and deltas: tasks seen before are read lazily */
+        bool clocks; /* sample_refresh > 0, not since boot: each process's CPU time is read */
+        bool lazy; /* and deltas: tasks seen before are read lazily */
         uint64_t slack_ns; /* CPU time of a process no reading explains before it is read whole */
 } Tick;
 
@@ -689,6 +704,7 @@ static void task_sum_add(TaskSum *sum, const ThreadDelta *d) {
 typedef enum ThreadPick {
         PICK_ALL, /* every one: a task read whole */
         PICK_LIVELY, /* the hot, those never read, and the cold ones due a refresh */
+        PICK_QUIET, /* the hot and those never read: the group did nothing a refresh could find */
         PICK_REST, /* those this sample has not read yet */
 } ThreadPick;
 
@@ -698,6 +714,7 @@ static bool thread_picked(const Sampler *s, const Tick *k, const ThreadState *th
                 return th->hot || th->read_gen == 0 ||
                        (k->now_usec >= th->read_usec &&
                         k->now_usec - th->read_usec >= k->t->sample_refresh_usec);
+        case PICK_QUIET: return th->hot || th->read_gen == 0;
         case PICK_REST: return th->read_gen != s->gen;
         default: return true;
         }
@@ -754,7 +771,7 @@ static size_t threads_read(Sampler *s, const Tick *k, TaskState *e, ThreadState 
                         continue;
                 }
                 s->sys.n_threads_read++;
-                if (pick == PICK_LIVELY && !th->hot && th->read_gen != 0) {
+                if ((pick == PICK_LIVELY || pick == PICK_QUIET) && !th->hot && th->read_gen != 0) {
                         r = thread_unchanged(s, e->pid, th);
                         if (r == -ESRCH) {
                                 thread_release(s, th);
@@ -789,10 +806,13 @@ static size_t threads_read(Sampler *s, const Tick *k, TaskState *e, ThreadState 
                 th->read_usec = k->now_usec - MIN(k->now_usec, (uint64_t) th->tid % REFRESH_PHASES *
                                                                        k->t->sample_refresh_usec /
                                                                        REFRESH_PHASES);
-                if (k->lazy && !th->hot)
+                if (k->clocks && !th->hot)
                         thread_release(s, th);
                 arr[kept++] = *th;
         }
+        e->n_hot = 0;
+        for (size_t i = 0; i < kept; i++)
+                e->n_hot += arr[i].hot;
         return kept;
 }
 
@@ -1067,6 +1087,10 @@ static int task_cpu_ns(Sampler *s, TaskState *e, uint64_t *ret) {
         TaskStat st;
         int r;
 
+        if (e->ns_gen == s->gen) { /* a quiet group's check read it */
+                *ret = e->ns_now;
+                return 0;
+        }
         if (s->live) {
                 if (!e->has_clock) {
                         r = clock_getcpuclockid(e->pid, &e->clock);
@@ -1077,12 +1101,14 @@ static int task_cpu_ns(Sampler *s, TaskState *e, uint64_t *ret) {
                 if (clock_gettime(e->clock, &ts) < 0)
                         return negative_errno();
                 *ret = (uint64_t) ts.tv_sec * UINT64_C(1000000000) + (uint64_t) ts.tv_nsec;
-                return 0;
+        } else {
+                r = proc_task_stat_read_at(s->proc_fd, e->pid, 0, &st);
+                if (r < 0)
+                        return r;
+                *ret = (st.utime_ticks + st.stime_ticks) * (UINT64_C(1000000000) / s->clk_tck);
         }
-        r = proc_task_stat_read_at(s->proc_fd, e->pid, 0, &st);
-        if (r < 0)
-                return r;
-        *ret = (st.utime_ticks + st.stime_ticks) * (UINT64_C(1000000000) / s->clk_tck);
+        e->ns_now = *ret;
+        e->ns_gen = s->gen;
         return 0;
 }
 
@@ -1109,6 +1135,7 @@ static int task_add(Sampler *s, const Tick *k, TaskState *e, const TaskSum *sum,
  * (its process changed, or it cannot tell what did); nothing of it is changed then.
  */
 static int sample_task_lazy(Sampler *s, const Tick *k, TaskState *e, size_t group) {
+        ThreadPick pick = s->groups[group].quiet ? PICK_QUIET : PICK_LIVELY;
         TaskStat main = {};
         TaskSum sum;
         uint64_t ns, delta;
@@ -1140,12 +1167,14 @@ static int sample_task_lazy(Sampler *s, const Tick *k, TaskState *e, size_t grou
         sum = (TaskSum){ .counted = true, .all_runwait = true, .cpu = e->main_cpu };
         if (ran && main.num_threads != e->n_threads) {
                 /* Threads came or went: list them, read the new ones with the lively. */
-                r = threads_relist(s, k, e, &main, PICK_LIVELY, &sum);
+                r = threads_relist(s, k, e, &main, pick, &sum);
                 if (r < 0)
                         return r == -ENOMEM ? r : 0;
-        } else
+        } else if (pick == PICK_QUIET && !ran && e->n_hot == 0)
+                sum.alive = e->alive; /* nothing to read: not a thread of it is looked at */
+        else
                 e->n_threads = threads_read(s, k, e, e->threads, e->n_threads, ran ? &main : NULL,
-                                            PICK_LIVELY, &sum);
+                                            pick, &sum);
         /* What the threads read do not account for was run by those not read (or by threads
          * that exited): past the slack, read them all now. */
         e->unexplained_ns = sub_clamped(e->unexplained_ns + delta, sum.run_ns);
@@ -1208,7 +1237,7 @@ static int sample_task(Sampler *s, const Tick *k, pid_t pid, size_t group) {
                 e->has_cpu_ns = false;
                 return 0;
         }
-        if (k->lazy) /* before the threads: what they do after it is the next interval's */
+        if (k->clocks) /* before the threads: what they do after it is the next interval's */
                 has_ns = task_cpu_ns(s, e, &ns) >= 0;
         r = task_sample_threads(s, k, e, &main, &sum);
         if (r < 0 || sum.alive == 0) /* gone, unreadable or a zombie */
@@ -1241,29 +1270,52 @@ static GroupState *prev_group(Sampler *s, const char *path) {
         return bsearch(&key, s->prev_groups, s->n_prev_groups, sizeof key, cmp_group);
 }
 
+/* The group's usage, pressure and throttled time, read once a sample. */
+static void group_read_counters(Sampler *s, GroupState *g) {
+        if (g->now.read)
+                return;
+        g->now.read = true;
+        g->now.usage_r = cgroup_read_usage(s->layout, g->path, &g->now.usage_usec);
+        /* -EOPNOTSUPP on v1, -ENOENT without a hybrid mirror: no pressure, not an error */
+        g->now.psi_r = cgroup_read_pressure(s->layout, g->path, "cpu", &g->now.psi);
+        g->now.throttled_r = cgroup_read_cpu_throttled(s->layout, g->path, &g->now.throttled_usec);
+}
+
+/*
+ * Lazily, whether nothing of the group ran (its usage), waited (its pressure, where the kernel
+ * has it) or was throttled since the last sample: then its processes are those of the last
+ * visit, within sample_refresh of it, and no idle thread of it is due a refresh (none of them
+ * can have waited).
+ */
+static bool group_quiet(Sampler *s, const Tick *k, GroupState *g, const GroupState *prev) {
+        if (!k->lazy || !prev || !prev->has_usage || k->now_usec < prev->visit_usec ||
+            k->now_usec - prev->visit_usec >= k->t->sample_refresh_usec)
+                return false;
+        group_read_counters(s, g);
+        return g->now.usage_r >= 0 && g->now.usage_usec == prev->usage_usec &&
+               (g->now.psi_r < 0 ||
+                (prev->has_stall && g->now.psi.some.total_usec == prev->stall_usec)) &&
+               (g->now.throttled_r < 0 ||
+                (prev->has_throttled && g->now.throttled_usec == prev->throttled_usec));
+}
+
 /* A managed group found by the walk; fd is its directory. */
-static int group_add(Sampler *s, const char *path, int fd) {
+static int group_add(Sampler *s, const Tick *k, const char *path, int fd) {
         _cleanup_free_ pid_t *pids = NULL;
         GroupState *g, *prev;
         size_t n = 0;
         int r;
 
-        r = proc_task_ids_read_at(fd, "cgroup.procs", &pids, &n);
-        if (r == -ENOENT || r == -ENODEV) /* removed since the listing */
-                return 0;
-        if (r == -ENOMEM)
-                return r;
-        if (r < 0)
-                log_debug_errno(r, "Failed to read the processes of cgroup %s, ignoring: %m", path);
         r = groups_reserve(s, s->n_groups + 1);
         if (r < 0)
                 return r;
         g = &s->groups[s->n_groups];
-        *g = (GroupState){ .n_pids = n };
+        *g = (GroupState){};
         prev = prev_group(s, path);
-        if (prev && !prev->moved) {
+        if (prev && prev->moved)
+                prev = NULL;
+        if (prev) {
                 g->path = prev->path; /* moved: a steady tree allocates no strings */
-                prev->moved = true;
                 g->has_usage = prev->has_usage;
                 g->usage_usec = prev->usage_usec;
                 g->has_throttled = prev->has_throttled;
@@ -1275,7 +1327,29 @@ static int group_add(Sampler *s, const char *path, int fd) {
                 if (!g->path)
                         return -ENOMEM;
         }
-        g->pids = TAKE_PTR(pids);
+        if (group_quiet(s, k, g, prev)) {
+                /* Its processes as listed at the last visit (on v1 the kernel sorts every
+                 * thread's tgid to list them: 3 ms at 10,000 threads). */
+                g->quiet = true;
+                g->visit_usec = prev->visit_usec;
+                g->pids = TAKE_PTR(prev->pids);
+                g->n_pids = prev->n_pids;
+        } else {
+                r = proc_task_ids_read_at(fd, "cgroup.procs", &pids, &n);
+                if (r == -ENOENT || r == -ENODEV || r == -ENOMEM) { /* removed since the walk */
+                        if (!prev)
+                                free(g->path);
+                        return r == -ENOMEM ? r : 0;
+                }
+                if (r < 0)
+                        log_debug_errno(
+                                r, "Failed to read the processes of cgroup %s, ignoring: %m", path);
+                g->visit_usec = k->now_usec;
+                g->pids = TAKE_PTR(pids);
+                g->n_pids = n;
+        }
+        if (prev)
+                prev->moved = true;
         s->n_groups++;
         return 0;
 }
@@ -1298,7 +1372,7 @@ static int walk_group(const char *path, unsigned depth, int dir_fd, void *userda
                 return 0;
         managed = tunables_cgroup_matches(w->k->t->cgroups, path);
         if (managed) {
-                r = group_add(w->s, path, dir_fd);
+                r = group_add(w->s, w->k, path, dir_fd);
                 if (r < 0)
                         return r;
         }
@@ -1422,11 +1496,8 @@ static int collect_groups(Sampler *s, const Tick *k) {
 
         s->prev_groups = s->groups, s->cap_prev_groups = s->cap_groups;
         s->n_prev_groups = s->n_groups;
-        for (size_t i = 0; i < s->n_prev_groups; i++) {
-                free(s->prev_groups[i].pids);
-                s->prev_groups[i].pids = NULL;
-                s->prev_groups[i].moved = false;
-        }
+        for (size_t i = 0; i < s->n_prev_groups; i++)
+                s->prev_groups[i].moved = false; /* their pids stay until the walk is done */
         s->groups = t, s->cap_groups = cap, s->n_groups = 0;
 
         r = cgroup_walk(s->layout, walk_group, walk_skipped, &w);
@@ -1436,9 +1507,12 @@ static int collect_groups(Sampler *s, const Tick *k) {
         }
         if (r >= 0)
                 passed_sweep(s);
-        for (size_t i = 0; i < s->n_prev_groups; i++) /* groups gone since */
-                if (!s->prev_groups[i].moved)
+        for (size_t i = 0; i < s->n_prev_groups; i++) {
+                free(s->prev_groups[i].pids); /* NULL where a quiet group took them */
+                s->prev_groups[i].pids = NULL;
+                if (!s->prev_groups[i].moved) /* gone since */
                         free(s->prev_groups[i].path);
+        }
         s->n_prev_groups = 0;
         if (s->n_groups > 1)
                 qsort(s->groups, s->n_groups, sizeof *s->groups, cmp_group);
@@ -1478,9 +1552,8 @@ static uint32_t quota_permyriad(uint64_t quota_usec, uint64_t period_usec) {
 /* The levers past the weight: what the group has, whether the daemon set it, how much of the
  * interval its own quota held it back. */
 static void group_fill_levers(Sampler *s, const Tick *k, GroupState *g, PolicyCgroup *pc) {
-        uint64_t quota, period, throttled = 0, set;
+        uint64_t quota, period, set;
         bool idle;
-        int r;
 
         if (cgroup_get_cpu_idle(s->layout, g->path, &idle) >= 0) {
                 pc->has_idle = true;
@@ -1496,33 +1569,29 @@ static void group_fill_levers(Sampler *s, const Tick *k, GroupState *g, PolicyCg
                         set == quota;
         }
         pc->partition = partition_of(s, k->record, g->path);
-        r = cgroup_read_cpu_throttled(s->layout, g->path, &throttled);
-        pc->throttled_permyriad =
-                counter_permyriad(s, k, r, throttled, &g->has_throttled, &g->throttled_usec);
+        pc->throttled_permyriad = counter_permyriad(s, k, g->now.throttled_r, g->now.throttled_usec,
+                                                    &g->has_throttled, &g->throttled_usec);
 }
 
 static void group_fill(Sampler *s, const Tick *k, GroupState *g, PolicyCgroup *pc) {
-        uint64_t usage = 0, weight, base;
-        PsiStats psi;
-        int r;
+        uint64_t weight, base;
 
         *pc = (PolicyCgroup){
                 .path = g->path,
                 .protected = tunables_cgroup_matches(k->t->protected_cgroups, g->path),
                 .weight = CGROUP_WEIGHT_DEFAULT,
         };
-        r = cgroup_read_usage(s->layout, g->path, &usage);
-        pc->util_permyriad = counter_permyriad(s, k, r, usage, &g->has_usage, &g->usage_usec);
-        /* -EOPNOTSUPP on v1, -ENOENT without a hybrid mirror: no pressure, not an error */
-        r = cgroup_read_pressure(s->layout, g->path, "cpu", &psi);
-        if (r >= 0) {
-                uint32_t stalled = counter_permyriad(s, k, r, psi.some.total_usec, &g->has_stall,
-                                                     &g->stall_usec);
+        group_read_counters(s, g);
+        pc->util_permyriad = counter_permyriad(s, k, g->now.usage_r, g->now.usage_usec,
+                                               &g->has_usage, &g->usage_usec);
+        if (g->now.psi_r >= 0) {
+                uint32_t stalled = counter_permyriad(s, k, 0, g->now.psi.some.total_usec,
+                                                     &g->has_stall, &g->stall_usec);
 
                 pc->has_pressure = true;
                 pc->pressure_permyriad = k->t->pressure_measure == TUNABLES_PRESSURE_INTERVAL
                                                  ? stalled
-                                                 : psi.some.avg10_permyriad;
+                                                 : g->now.psi.some.avg10_permyriad;
         } else
                 g->has_stall = false;
         if (cgroup_get_cpu_weight(s->layout, g->path, &weight) >= 0)
@@ -1563,8 +1632,50 @@ static void group_fill_latency(const GroupState *g, PolicyCgroup *pc) {
         pc->latency_usec = pc->has_latency ? clamp_u32(g->wait_ns / g->timeslices / 1000u) : 0;
 }
 
+/*
+ * A quiet group kept the processes of its last visit. If one of them ran (its CPU time moved
+ * while the group's usage did not) or is gone, it is no longer (only) this group's: the group's
+ * processes are read again, so a task that left is not balanced as this group's.
+ */
+static int group_recheck(Sampler *s, const Tick *k, GroupState *g) {
+        _cleanup_free_ pid_t *pids = NULL;
+        _cleanup_free_ char *path = NULL;
+        bool changed = false;
+        size_t n = 0;
+        int r;
+
+        for (size_t j = 0; j < g->n_pids && !changed; j++) {
+                TaskState *e = task_lookup(s, g->pids[j]);
+                uint64_t ns;
+
+                /* those not read lazily (excluded, never sampled) tell nothing */
+                changed = e && e->has_cpu_ns && (task_cpu_ns(s, e, &ns) < 0 || ns != e->cpu_ns);
+        }
+        if (!changed)
+                return 0;
+        g->quiet = false;
+        if (asprintf(&path, "%s/%s/cgroup.procs", s->layout->cpu_path, g->path) < 0)
+                return -ENOMEM;
+        r = proc_task_ids_read_at(AT_FDCWD, path, &pids, &n);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) /* removed since the walk: no processes */
+                n = 0;
+        free(g->pids);
+        g->pids = TAKE_PTR(pids);
+        g->n_pids = n;
+        g->visit_usec = k->now_usec;
+        return 0;
+}
+
 static int sample_tasks(Sampler *s, const Tick *k) {
         for (size_t i = 0; i < s->n_groups; i++) {
+                if (s->groups[i].quiet) {
+                        int r = group_recheck(s, k, &s->groups[i]);
+
+                        if (r < 0)
+                                return r;
+                }
                 for (size_t j = 0; j < s->groups[i].n_pids; j++) {
                         int r = sample_task(s, k, s->groups[i].pids[j], i);
 
@@ -1628,7 +1739,8 @@ int sampler_sample(Sampler *s, const Tunables *t, const Record *record, uint64_t
                 return r;
         k.max_depth = globs_max_depth(t->cgroups);
         k.now_usec = now_usec;
-        k.lazy = t->sample_refresh_usec > 0 && k.deltas && !s->since_boot;
+        k.clocks = t->sample_refresh_usec > 0 && !s->since_boot;
+        k.lazy = k.clocks && k.deltas;
         /* 1% of a CPU over the interval, and in a recorded tree the two ticks its per-process
          * times may be off by from the threads' (each of utime and stime rounds down). */
         k.slack_ns = MAX(k.interval_usec * 10u, UINT64_C(1000000)) +

@@ -27,26 +27,37 @@
  * point it at a recorded tree.
  *
  * Reading less (the lazy sampler, sample_refresh > 0, the default): what the policy needs each
- * tick is each group's usage and pressure (one file each, read every tick) and the demand and
- * placement of the tasks that may move: those that ran. So, per managed process each tick:
- *  - its CPU time, all threads' in one number: live, its CPU-time clock (clock_getcpuclockid(),
- *    clock_gettime(): one call, no fd, no permission needed, nanoseconds); in a recorded tree its
- *    own stat file (utime + stime, in ticks). Its affinity (one sched_getaffinity() live).
+ * tick is each group's usage and pressure (read every tick) and the demand and placement of the
+ * tasks that may move: those that ran. So each tick:
+ *  - Per managed group: its usage, pressure (where the kernel has it) and throttled time. A group
+ *    where none of the three moved since the last sample is quiet: its processes are those its
+ *    cgroup.procs listed at its last visit (on v1 the kernel sorts every thread's tgid to list
+ *    them: 3 ms at 10,000 threads), read again every sample_refresh, or at once when one of them
+ *    ran (its CPU time moved while the group's usage did not: it left) or is gone.
+ *  - Per managed process: its CPU time, all threads' in one number: live, its CPU-time clock
+ *    (clock_getcpuclockid(), clock_gettime(): one call, no fd, no permission needed, ns); in a
+ *    recorded tree its own stat file (utime + stime, in ticks). And its affinity (one
+ *    sched_getaffinity() live).
  *  - If that time moved: its main thread's stat (is it the same process, its name, how many
  *    threads), then its hot threads (those that ran in the last COOL_AFTER_READS readings), its
- *    new threads (listed only when the count changed) and the cold ones due a refresh. What the
- *    threads read do not account for (the process's time minus their schedstat run times,
- *    carried from tick to tick) was run by threads not read: past a slack of 1% of a CPU over
- *    the interval (plus two ticks in a recorded tree) the process is listed and read whole.
- *  - If it did not move: nothing but its hot threads and the cold ones due a refresh.
- *  - A cold thread is due every sample_refresh (staggered by tid over REFRESH_PHASES), and then
- *    its schedstat alone is read; only if that moved is its stat read too.
+ *    new threads (listed only when the count changed) and, outside a quiet group, the cold ones
+ *    due a refresh. What the threads read do not account for (the process's time minus their
+ *    schedstat run times, carried from tick to tick) was run by threads not read: past a slack of
+ *    1% of a CPU over the interval (plus two ticks in a recorded tree) the process is listed and
+ *    read whole.
+ *  - If it did not move: its hot threads, and outside a quiet group the cold ones due a refresh.
+ *  - A cold thread is due every sample_refresh (staggered by tid over REFRESH_PHASES); then its
+ *    schedstat alone is read, and its stat only if that moved.
  * The bounds: a thread that runs is read the tick it runs, unless all the threads not read ran
  * less than the slack (then within the ticks it takes them to pass it); a thread that waits
- * without running (starved, throttled) is seen within sample_refresh; a thread not read counts
- * as idle (util and demand 0), which it was to within the slack. With fresh data the snapshot
- * is the full sampler's (tests/test-sampler.c plays one machine through both and compares the
- * snapshots and the plans tick by tick). sample_refresh 0 reads every thread every tick.
+ * without running (starved, throttled) is seen within sample_refresh while its group ran or
+ * waited (a quiet group had no thread waiting, where the kernel has group pressure; on v1 with
+ * none, a group none of whose threads ran for a whole interval is taken as idle); a process
+ * that joins a group is seen once it runs there (the group's usage moves), one that leaves it
+ * idle within sample_refresh; a thread not read counts as idle (util and demand 0), which it was
+ * to within the slack. With fresh data the snapshot is the full sampler's (tests/test-sampler.c
+ * plays one machine through both and compares the snapshots and the plans tick by tick).
+ * sample_refresh 0 reads every group's processes and every thread every tick.
  *
  * Why these sources (measured on a 2-CPU Linux 6.18 machine; bench/bench-proc):
  * the process's CPU-time clock costs 0.6 us for one thread, 1.7 us for 100, 0.34 ms for 10,000

@@ -30,11 +30,11 @@ static const ConfigKey tunables_keys[] = {
                           "keeps the directory in use until the next start."),
         CONFIG_KEY_DURATION("daemon", "sample_refresh", Tunables, sample_refresh_usec, "30s", 0,
                             USEC_PER_HOUR,
-                            "How stale the reading of an idle thread may get. Each tick reads "
-                            "every managed process's CPU time, and the threads of those that "
-                            "ran; a thread that did not run is read again at least this often "
-                            "(a thread starved of any CPU is seen within it). 0 reads every "
-                            "thread every tick."),
+                            "How stale what is not read each tick may get. Each tick reads every "
+                            "managed group's usage and pressure, every managed process's CPU "
+                            "time, and the threads of those that ran; an idle thread is read "
+                            "again, and a quiet group's processes listed again, at least this "
+                            "often. 0 reads every thread every tick."),
 
         /* [manage] */
         CONFIG_KEY_STRV("manage", "cgroups", Tunables, cgroups, "cgbalance.slice", 200,

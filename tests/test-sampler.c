@@ -806,17 +806,59 @@ Test(sampler_fixture, since_boot_numbers_do_not_depend_on_kept_fds) {
 Test(sampler_fixture, exited_task_is_dropped_and_forgotten) {
         const PolicySnapshot *snap;
 
+        _cleanup_free_ char *dir = NULL, *gone = NULL;
+
         fx_begin("mixed-1node", true, 500);
+        cr_assert_gt(asprintf(&dir, "%s/proc/510", fx.root), 0);
+        cr_assert_gt(asprintf(&gone, "%s/proc/510.gone", fx.root), 0);
         (void) fx_sample(10 * SEC, NULL);
         put("sys/fs/cgroup/cpu/cgbalance.slice/batch/cgroup.procs", "%s", "");
+        cr_assert_eq(rename(dir, gone), 0);
         snap = fx_sample(11 * SEC, NULL);
         cr_expect_null(find_task(snap, 510));
         cr_expect_eq(snap->n_tasks, 2);
         /* Back with more CPU time: a task seen anew primes; its old counters are gone. */
+        cr_assert_eq(rename(gone, dir), 0);
         put("sys/fs/cgroup/cpu/cgbalance.slice/batch/cgroup.procs", "510\n");
+        put("sys/fs/cgroup/cpuacct/cgbalance.slice/batch/cpuacct.usage", "150500000000\n");
         put_stat(510, 510, &(StatSpec){ "cruncher", 'R', 15050, 0, 5000, 1, 0 });
         snap = fx_sample(12 * SEC, NULL);
         cr_expect_eq(get_task(snap, 510)->util_permyriad, 0);
+}
+
+Test(sampler_fixture, a_quiet_group_is_listed_again_within_sample_refresh) {
+        const PolicySnapshot *snap;
+
+        fx_begin("mixed-1node", true, 500);
+        (void) fx_sample(10 * SEC, NULL);
+        /* 510 leaves batch without running: batch's usage does not move, so the lazy sampler
+         * keeps batch's processes of its last visit until sample_refresh has passed */
+        put("sys/fs/cgroup/cpu/cgbalance.slice/batch/cgroup.procs", "%s", "");
+        snap = fx_sample(11 * SEC, NULL);
+        cr_expect_not_null(find_task(snap, 510), "listed as of the last visit");
+        snap = fx_sample(10 * SEC + fx.t.sample_refresh_usec - 1, NULL);
+        cr_expect_not_null(find_task(snap, 510), "within sample_refresh of it");
+        snap = fx_sample(10 * SEC + fx.t.sample_refresh_usec, NULL);
+        cr_expect_null(find_task(snap, 510), "listed again at sample_refresh");
+}
+
+Test(sampler_fixture, a_task_that_leaves_a_quiet_group_and_runs_is_its_new_group_s) {
+        const PolicySnapshot *snap;
+        const PolicyTask *t;
+
+        fx_begin("mixed-1node", true, 500);
+        (void) fx_sample(10 * SEC, NULL);
+        /* 506 moves from app (sampled first) to batch and runs there: batch's usage moves, app's
+         * does not, so app kept its last visit's processes; 506's time moving says it left */
+        put("sys/fs/cgroup/cpu/cgbalance.slice/app/cgroup.procs",
+            "1\n2\n500\n501\n504\n505\n507\n");
+        put("sys/fs/cgroup/cpu/cgbalance.slice/batch/cgroup.procs", "506\n510\n");
+        put_stat(506, 506, &(StatSpec){ "pinned", 'R', 2050, 0, 30000, 1, 1 });
+        put("sys/fs/cgroup/cpuacct/cgbalance.slice/batch/cpuacct.usage", "%s", "150500000000\n");
+        snap = fx_sample(11 * SEC, NULL);
+        t = get_task(snap, 506);
+        cr_expect_str_eq(snap->cgroups[t->cgroup].path, "cgbalance.slice/batch");
+        cr_expect_eq(t->util_permyriad, 5000, "its time is fresh: %u", t->util_permyriad);
 }
 
 Test(sampler_fixture, task_back_from_an_excluded_comm_primes_again) {
@@ -939,6 +981,7 @@ Test(sampler_fixture, new_thread_time_is_bounded_by_the_interval) {
          * under a missed listing would otherwise bring all its past in) */
         put_stat(510, 510, &(StatSpec){ "cruncher", 'R', 15000, 0, 5000, 2, 0 });
         put_stat(510, 511, &(StatSpec){ "cruncher-2", 'R', 90000, 0, 6000, 2, 1 });
+        put_stat_file(510, 0, &(StatSpec){ "cruncher", 'R', 105000, 0, 5000, 2, 0 });
         put_schedstat(510, 511, UINT64_C(900000000000), UINT64_C(900000000000));
         snap = fx_sample(11 * SEC, NULL);
         cr_expect_eq(get_task(snap, 510)->util_permyriad, 10100, "one interval and a tick: %u",
