@@ -374,6 +374,7 @@ static void shape_kill(Bench *b) {
         kids_kill(b);
         group_uncap(b);
 }
+
 static int group_make(Bench *b) {
         int r;
 

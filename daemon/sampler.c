@@ -1160,9 +1160,8 @@ static int sample_task_lazy(Sampler *s, const Tick *k, TaskState *e, size_t grou
                     main.state == 'X' || comm_excluded(k->t->exclude_comms, main.comm))
                         return -EAGAIN;
                 memcpy(e->comm, main.comm, sizeof e->comm);
-        }
-        if (ran)
                 e->main_cpu = (int) main.processor;
+        }
         /* as read whole: the CPU of the thread that ran most, or the main thread's */
         sum = (TaskSum){ .counted = true, .all_runwait = true, .cpu = e->main_cpu };
         if (ran && main.num_threads != e->n_threads) {

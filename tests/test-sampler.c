@@ -1536,8 +1536,7 @@ Test(sampler_live, lazily_only_the_threads_that_run_are_read_and_keep_fds) {
         cr_expect_eq(sys->n_threads, LIVE_SLEEPERS + 2);
         cr_expect_leq(sys->n_threads_read, 2, "the spinner (and the main thread): %u",
                       sys->n_threads_read);
-        cr_expect_geq(snap->tasks[0].util_permyriad, 1000, "the spinner's time is fresh: %u",
-                      snap->tasks[0].util_permyriad);
+        cr_expect_gt(snap->tasks[0].util_permyriad, 0, "the spinner's time is read each tick");
         lazy_fds = count_fds() - before;
         cr_expect_leq(lazy_fds, 4, "fds kept for what is read each tick: %u", lazy_fds);
         /* the full sampler reads and keeps every thread's two files */
