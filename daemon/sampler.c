@@ -54,7 +54,8 @@ typedef struct TaskState {
          * it no thread read since accounts for */
         clockid_t clock; /* live: its CPU-time clock, once has_clock */
         bool has_clock, has_cpu_ns;
-        uint64_t cpu_ns, unexplained_ns;
+        uint64_t cpu_ns;
+        int64_t unexplained_ns; /* signed: a reading's skew is given back by the next */
         uint64_t ns_now; /* task_cpu_ns() in sample ns_gen */
         unsigned ns_gen;
         ThreadState *threads; /* sorted by tid */
@@ -170,6 +171,9 @@ struct Sampler {
 /* A thread read lazily stays hot (read every tick) until this many readings in a row found it
  * not running: a busy thread the scheduler skipped for one interval is not dropped. */
 #define COOL_AFTER_READS 3u
+/* What a hot thread's run time may be off by against its process's clock read a moment before:
+ * the kernel adds a running thread's time at the scheduler tick, 10 ms at HZ=100 at most. */
+#define SCHED_TICK_MAX_NS (10 * UINT64_C(1000000))
 /* Cold threads due a refresh are spread over this many phases of sample_refresh. */
 #define REFRESH_PHASES 64u
 
@@ -1139,6 +1143,7 @@ static int sample_task_lazy(Sampler *s, const Tick *k, TaskState *e, size_t grou
         TaskStat main = {};
         TaskSum sum;
         uint64_t ns, delta;
+        int64_t slack;
         bool ran;
         int r;
 
@@ -1175,9 +1180,14 @@ static int sample_task_lazy(Sampler *s, const Tick *k, TaskState *e, size_t grou
                 e->n_threads = threads_read(s, k, e, e->threads, e->n_threads, ran ? &main : NULL,
                                             pick, &sum);
         /* What the threads read do not account for was run by those not read (or by threads
-         * that exited): past the slack, read them all now. */
-        e->unexplained_ns = sub_clamped(e->unexplained_ns + delta, sum.run_ns);
-        if (ran && e->unexplained_ns > k->slack_ns) {
+         * that exited): past the slack, read them all now. The sum is signed and carried from
+         * tick to tick, so the skew between the clock and the threads' times (each running hot
+         * thread's time lags by up to a scheduler tick) cancels out instead of adding up; the
+         * slack holds that skew, so only time really run by others passes it. */
+        slack = (int64_t) (k->slack_ns +
+                           MIN(e->n_hot, topology_n_cpus(s->topo)) * SCHED_TICK_MAX_NS);
+        e->unexplained_ns = MAX(e->unexplained_ns + (int64_t) delta - (int64_t) sum.run_ns, -slack);
+        if (ran && e->unexplained_ns > slack) {
                 r = threads_relist(s, k, e, &main, PICK_REST, &sum);
                 if (r < 0)
                         return r == -ENOMEM ? r : 0;

@@ -42,9 +42,11 @@
  *    threads), then its hot threads (those that ran in the last COOL_AFTER_READS readings), its
  *    new threads (listed only when the count changed) and, outside a quiet group, the cold ones
  *    due a refresh. What the threads read do not account for (the process's time minus their
- *    schedstat run times, carried from tick to tick) was run by threads not read: past a slack of
- *    1% of a CPU over the interval (plus two ticks in a recorded tree) the process is listed and
- *    read whole.
+ *    schedstat run times, summed signed from tick to tick) was run by threads not read: past a
+ *    slack the process is listed and read whole. The slack is 1% of a CPU over the interval, plus
+ *    a scheduler tick (10 ms) for each hot thread up to the CPUs (a running thread's time lags
+ *    its process's clock by up to a tick, a skew the next tick gives back), plus two ticks in a
+ *    recorded tree (utime and stime each round down).
  *  - If it did not move: its hot threads, and outside a quiet group the cold ones due a refresh.
  *  - A cold thread is due every sample_refresh (staggered by tid over REFRESH_PHASES); then its
  *    schedstat alone is read, and its stat only if that moved.

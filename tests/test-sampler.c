@@ -1484,8 +1484,11 @@ Test(sampler_live, idle_quota_and_throttling_of_the_group_show_in_the_snapshot) 
         cr_expect(g->has_latency, "it was given a CPU in the interval");
 }
 
+static unsigned parked_threads;
+
 static void *park_thread(void *arg) {
         (void) arg;
+        __atomic_add_fetch(&parked_threads, 1, __ATOMIC_RELEASE);
         for (;;)
                 (void) pause();
         return NULL;
@@ -1508,6 +1511,10 @@ static void sleepers_and_a_spinner(void) {
                         _exit(1);
         if (pthread_create(&t, NULL, spin_thread, NULL) != 0)
                 _exit(1);
+        /* the sleepers have run to their pause(): from now on only the spinner runs */
+        while (__atomic_load_n(&parked_threads, __ATOMIC_ACQUIRE) < LIVE_SLEEPERS)
+                sleep_ms(1);
+        sleep_ms(10);
         if (write(sync_pipe[1], "", 1) != 1)
                 _exit(1);
         for (;;)
