@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cgroup-levers.h"
+#include "cgroup-tree.h"
 #include "clock.h"
 #include "log.h"
 #include "macro.h"
@@ -550,9 +551,10 @@ typedef struct ThreadNow {
         bool has_runwait;
 } ThreadNow;
 
-/* Reads one thread. main: the main thread's stat, already read. -ESRCH: it is gone. */
+/* Reads one thread. main: the main thread's stat, known: its schedstat, when already read.
+ * -ESRCH: it is gone. */
 static int thread_read(Sampler *s, pid_t pid, ThreadState *th, const TaskStat *main,
-                       ThreadNow *ret) {
+                       const TaskSchedstat *known, ThreadNow *ret) {
         TaskSchedstat ss;
         int r;
 
@@ -565,7 +567,11 @@ static int thread_read(Sampler *s, pid_t pid, ThreadState *th, const TaskStat *m
                 if (r < 0)
                         return r;
         }
-        r = thread_read_schedstat(s, th, pid, &ss);
+        if (known) {
+                ss = *known;
+                r = 0;
+        } else
+                r = thread_read_schedstat(s, th, pid, &ss);
         if (r == -ESRCH)
                 return r;
         ret->has_runwait = r >= 0;
@@ -726,20 +732,19 @@ static bool thread_picked(const Sampler *s, const Tick *k, const ThreadState *th
 
 /*
  * A cold thread due a refresh: its schedstat alone, which moves whenever it runs or waits.
- * 1: nothing moved since its last reading (its stat need not be read), 0: something did (or it
- * could not tell), -ESRCH: gone.
+ * 1: nothing moved since its last reading (its stat need not be read), 0: something did (*ret is
+ * what was read, for thread_read()), -EAGAIN: it could not tell, -ESRCH: gone.
  */
-static int thread_unchanged(Sampler *s, pid_t pid, ThreadState *th) {
-        TaskSchedstat ss;
+static int thread_unchanged(Sampler *s, pid_t pid, ThreadState *th, TaskSchedstat *ret) {
         int r;
 
         if (!th->has_prev || !th->had_runwait)
-                return 0;
-        r = thread_read_schedstat(s, th, pid, &ss);
+                return -EAGAIN;
+        r = thread_read_schedstat(s, th, pid, ret);
         if (r < 0)
-                return r == -ESRCH ? r : 0;
-        return ss.run_ns == th->run_ns && ss.run_ns + ss.wait_ns == th->runwait_ns &&
-               ss.timeslices == th->timeslices;
+                return r == -ESRCH ? r : -EAGAIN;
+        return ret->run_ns == th->run_ns && ret->run_ns + ret->wait_ns == th->runwait_ns &&
+               ret->timeslices == th->timeslices;
 }
 
 /* Whether a thread just read ran: a hot one cools after COOL_AFTER_READS readings without. */
@@ -765,6 +770,8 @@ static size_t threads_read(Sampler *s, const Tick *k, TaskState *e, ThreadState 
         sum->alive = 0;
         for (size_t i = 0; i < n; i++) {
                 ThreadState *th = &arr[i];
+                const TaskSchedstat *known;
+                TaskSchedstat ss;
                 ThreadNow now;
                 ThreadDelta d;
                 int r;
@@ -775,8 +782,9 @@ static size_t threads_read(Sampler *s, const Tick *k, TaskState *e, ThreadState 
                         continue;
                 }
                 s->sys.n_threads_read++;
+                known = NULL;
                 if ((pick == PICK_LIVELY || pick == PICK_QUIET) && !th->hot && th->read_gen != 0) {
-                        r = thread_unchanged(s, e->pid, th);
+                        r = thread_unchanged(s, e->pid, th, &ss);
                         if (r == -ESRCH) {
                                 thread_release(s, th);
                                 continue;
@@ -789,8 +797,10 @@ static size_t threads_read(Sampler *s, const Tick *k, TaskState *e, ThreadState 
                                 arr[kept++] = *th;
                                 continue;
                         }
+                        if (r == 0) /* it moved: its schedstat is read already */
+                                known = &ss;
                 }
-                r = thread_read(s, e->pid, th, th->tid == e->pid ? main : NULL, &now);
+                r = thread_read(s, e->pid, th, th->tid == e->pid ? main : NULL, known, &now);
                 if (r == -ESRCH) { /* exited since the listing */
                         thread_release(s, th);
                         continue;
@@ -1648,7 +1658,6 @@ static void group_fill_latency(const GroupState *g, PolicyCgroup *pc) {
  */
 static int group_recheck(Sampler *s, const Tick *k, GroupState *g) {
         _cleanup_free_ pid_t *pids = NULL;
-        _cleanup_free_ char *path = NULL;
         bool changed = false;
         size_t n = 0;
         int r;
@@ -1663,9 +1672,7 @@ static int group_recheck(Sampler *s, const Tick *k, GroupState *g) {
         if (!changed)
                 return 0;
         g->quiet = false;
-        if (asprintf(&path, "%s/%s/cgroup.procs", s->layout->cpu_path, g->path) < 0)
-                return -ENOMEM;
-        r = proc_task_ids_read_at(AT_FDCWD, path, &pids, &n);
+        r = cgroup_list_procs(s->layout, g->path, /* recursive= */ false, &pids, &n);
         if (r == -ENOMEM)
                 return r;
         if (r < 0) /* removed since the walk: no processes */
